@@ -1,0 +1,59 @@
+"""Building blocks of the result objects (frozen dataclasses, like ``scipy.stats`` results)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._optional import import_optional
+
+
+@dataclass(frozen=True, slots=True)
+class ConfidenceInterval:
+    """A confidence interval ``[low, high]``; one-sided bounds use ``±inf`` on the open side.
+
+    Unpacks like a tuple: ``low, high = ci``.
+    """
+
+    low: float
+    high: float
+
+    def __iter__(self):
+        return iter((self.low, self.high))
+
+    def __repr__(self):
+        return f"ConfidenceInterval(low={self.low!r}, high={self.high!r})"
+
+
+def check_confidence_level(confidence_level) -> float:
+    """Validate a confidence level in (0, 1)."""
+    try:
+        level = float(confidence_level)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"confidence_level must be a number in (0, 1), got {confidence_level!r}."
+        ) from None
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}.")
+    return level
+
+
+def check_alpha(alpha, name: str = "alpha") -> float:
+    """Validate a significance level in (0, 1)."""
+    try:
+        value = float(alpha)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, 1), got {alpha!r}.") from None
+    if not (0.0 < value < 1.0) or not np.isfinite(value):
+        raise ValueError(f"{name} must be in (0, 1), got {alpha!r}.")
+    return value
+
+
+def records_to_frame(records, index=None):
+    """A :class:`pandas.DataFrame` from a list of dicts (pandas imported only here)."""
+    pd = import_optional("pandas", "build a DataFrame from a result")
+    frame = pd.DataFrame.from_records(records)
+    if index is not None:
+        frame = frame.set_index(index)
+    return frame

@@ -1,0 +1,81 @@
+"""The package as a user meets it: import, version, README quick start, CI, command line."""
+
+import importlib.util
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import skfair_audit
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _readme_command(name):
+    path = ROOT / ".ci" / "readme_command.py"
+    spec = importlib.util.spec_from_file_location("readme_command", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.readme_command(name)
+
+
+def test_version():
+    assert isinstance(skfair_audit.__version__, str)
+    assert skfair_audit.__version__[0].isdigit()
+
+
+def test_import_is_light():
+    code = (
+        "import sys, skfair_audit; "
+        "heavy = [m for m in ('pandas', 'matplotlib', 'dask', 'distributed') if m in sys.modules]; "
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_unknown_attribute():
+    with pytest.raises(AttributeError, match="no attribute"):
+        skfair_audit.not_a_thing  # noqa: B018
+
+
+def test_readme_quick_start_has_two_commands_and_ci_runs_the_test_one():
+    main, test = _readme_command("main"), _readme_command("test")
+    assert "pip install" in main and "demo" in main
+    assert "pip install" in test and "pytest" in test
+    ci = (ROOT / ".ci" / "run").read_text()
+    # CI evaluates the README's own test command (read from the README at run time).
+    assert "readme_command.py test" in ci and 'eval "$test_cmd"' in ci
+    assert "SKFAIR_AUDIT_DATA" in ci and "shared/data" in ci
+    readme = (ROOT / "README.md").read_text()
+    assert "SKFAIR_AUDIT_DATA" in readme
+
+
+def test_cli_help_and_errors(capsys, monkeypatch, tmp_path, closed_port_url):
+    import dataclasses
+
+    from skfair_audit._cli import EXIT_ERROR, main
+    from skfair_audit.datasets import _compas
+
+    # No data and no network: one line on stderr, exit code 2, no traceback.
+    offline = dataclasses.replace(_compas.COMPAS_TWO_YEARS, url=closed_port_url)
+    monkeypatch.setattr(_compas, "COMPAS_TWO_YEARS", offline)
+
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    assert "Exit codes" in capsys.readouterr().out
+    code = main(["demo", "--data-home", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == EXIT_ERROR
+    assert err.startswith("skfair-audit: error:") and "Traceback" not in err
+
+
+@pytest.mark.real_data
+def test_demo_runs_on_real_data(compas_bunch, capsys):
+    from skfair_audit._cli import EXIT_PASS, main
+
+    assert main(["demo"]) == EXIT_PASS
+    out = capsys.readouterr().out
+    assert "5,278 defendants" in out

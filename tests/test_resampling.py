@@ -1,0 +1,115 @@
+import tracemalloc
+
+import joblib
+import numpy as np
+import pytest
+
+from skfair_audit._resampling import (
+    HypergeometricCounts,
+    MultinomialCounts,
+    PoissonWeights,
+    batch_layout,
+    default_batch_size,
+    resample,
+    seed_sequence,
+)
+
+
+def _weighted_mean(weights):
+    values = np.linspace(0.0, 1.0, weights.shape[1])
+    return weights @ values / weights.sum(axis=1)
+
+
+DRAWS = [
+    MultinomialCounts(np.array([0.1, 0.2, 0.3, 0.4]), n_trials=50),
+    MultinomialCounts.rows(30),
+    HypergeometricCounts(np.array([5, 0, 7, 9]), m=6),
+    PoissonWeights(25),
+]
+
+
+@pytest.mark.parametrize("draw", DRAWS, ids=lambda d: type(d).__name__)
+def test_bit_identical_across_n_jobs_and_backends(draw):
+    serial = resample(_weighted_mean, draw, 257, batch_size=16, random_state=3, n_jobs=1)
+    for backend in ("loky", "threading"):
+        with joblib.parallel_config(backend=backend):
+            parallel = resample(_weighted_mean, draw, 257, batch_size=16, random_state=3, n_jobs=2)
+        np.testing.assert_array_equal(serial, parallel)
+    assert serial.shape == (257,)
+
+
+def test_random_state_forms_are_reproducible():
+    draw = DRAWS[0]
+    a = resample(_weighted_mean, draw, 40, batch_size=7, random_state=11)
+    b = resample(_weighted_mean, draw, 40, batch_size=7, random_state=np.random.SeedSequence(11))
+    np.testing.assert_array_equal(a, b)
+    rs = np.random.RandomState(0)
+    c1 = resample(_weighted_mean, draw, 40, batch_size=7, random_state=rs)
+    c2 = resample(_weighted_mean, draw, 40, batch_size=7, random_state=rs)
+    assert not np.array_equal(c1, c2)  # an instance advances, as in scikit-learn
+    d1 = resample(_weighted_mean, draw, 40, batch_size=7, random_state=np.random.RandomState(0))
+    np.testing.assert_array_equal(c1, d1)
+
+
+def test_batches_have_independent_streams():
+    draw = MultinomialCounts.rows(10)
+    out = resample(lambda w: w, draw, 8, batch_size=4, random_state=0)
+    assert not np.array_equal(out[:4], out[4:])
+
+
+def test_batch_layout():
+    assert batch_layout(10, 4) == [4, 4, 2]
+    assert batch_layout(8, 4) == [4, 4]
+    assert batch_layout(3, 10) == [3]
+    with pytest.raises(ValueError, match="n_resamples"):
+        batch_layout(0, 4)
+    with pytest.raises(ValueError, match="batch_size"):
+        batch_layout(4, 0)
+
+
+def test_memory_is_bounded_by_batch_size():
+    n = 20_000
+    draw = MultinomialCounts.rows(n)
+    sizes = []
+
+    def statistic(weights):
+        sizes.append(weights.shape[0])
+        return weights.sum(axis=1)
+
+    tracemalloc.start()
+    out = resample(statistic, draw, 500, batch_size=10, random_state=0)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert max(sizes) == 10 and sum(sizes) == 500
+    np.testing.assert_array_equal(out, n)
+    # All 500 replicates at once would need 500 * n * 8 bytes = 80 MB; a batch needs 1.6 MB.
+    assert peak < 20 * 10 * n * 8
+    assert default_batch_size(n) * n <= 2**22
+
+
+def test_draw_distributions():
+    rng = np.random.default_rng(0)
+    counts = MultinomialCounts(np.array([1.0, 3.0]), n_trials=1000)(rng, 2000)
+    assert counts.shape == (2000, 2)
+    assert np.all(counts.sum(axis=1) == 1000)
+    assert abs(counts[:, 1].mean() - 750) < 2
+    sub = HypergeometricCounts(np.array([5, 0, 7, 9]), m=6)(rng, 500)
+    assert np.all(sub.sum(axis=1) == 6)
+    assert np.all(sub <= np.array([5, 0, 7, 9]))
+    poisson = PoissonWeights(1000)(rng, 20)
+    assert abs(poisson.mean() - 1.0) < 0.05
+
+
+def test_draw_validation():
+    with pytest.raises(ValueError, match="non-negative"):
+        MultinomialCounts(np.array([0.5, -0.1]), 3)
+    with pytest.raises(ValueError, match="n_trials"):
+        MultinomialCounts(np.array([0.5, 0.5]), 0)
+    with pytest.raises(ValueError, match="exceeds"):
+        HypergeometricCounts(np.array([1, 2]), m=4)
+    with pytest.raises(ValueError, match="integers"):
+        HypergeometricCounts(np.array([1.5, 2]), m=1)
+    with pytest.raises(ValueError, match="random_state"):
+        seed_sequence("seed")
+    with pytest.raises(ValueError, match="non-negative"):
+        seed_sequence(-1)
