@@ -1,0 +1,447 @@
+"""``FaithAuditor``: the FaiTH individual-fairness audit as a scikit-learn estimator."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.utils._tags import ClassifierTags
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._audit import check_delta, faith_audit
+from ._metric import EuclideanMetric, SensitiveSubspaceMetric, check_cost_matrix
+from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves
+from ._solver import check_epsilon, prepare_transport
+
+__all__ = ["FaithAuditor"]
+
+LOSSES = ("zero_one", "log_loss")
+
+
+class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
+    r"""Audit a black-box binary classifier for individual fairness with the FaiTH statistic.
+
+    The FaiTH statistic (Xue, Yurochkin & Sun 2020) is the largest increase of the model's
+    expected loss when the audit distribution may be moved, at total transport cost at most
+    ε under a *fair metric*, to any distribution on the sample space:
+
+    .. math::
+
+        \psi(f_n) = \max_{\Pi \ge 0} \sum_{ij} \Pi_{ij}\,(\ell(z_j) - \ell(z_i))
+        \quad\text{s.t.}\quad \Pi 1 = f_n,\ \sum_{ij} \Pi_{ij} C_{ij} \le \varepsilon,\
+        \Pi_{ij} = 0 \text{ for forbidden moves.}
+
+    Under the default sensitive-subspace metric, moving an individual along the protected
+    attributes (and the directions that predict them) is free: ψ at ε = 0 already measures
+    how much the loss grows when individuals are "moved to the other group". The model is
+    called *δ-fair* when ψ(f*) ≤ δ; :meth:`audit` tests it with bootstrap confidence bounds
+    that stay valid where ψ is not differentiable.
+
+    Parameters
+    ----------
+    estimator : classifier
+        The model to audit. :meth:`fit` fits a clone; wrap a trained model in
+        :class:`sklearn.frozen.FrozenEstimator` to audit it as is.
+    features : list of str or int, optional
+        Grid features (columns of ``X``); default all columns. In ``space="grid"`` the model
+        must be fit on exactly these columns (it is queried on every grid cell).
+    protected : list of str or int, optional
+        Protected attributes among the features (e.g. ``["race", "sex"]``).
+    space : {"grid", "empirical"}
+        ``"grid"``: the product of the levels of the (discrete) features × the label; the model
+        is queried on every cell, observed or not. ``"empirical"``: the unique audit rows plus
+        counterfactual copies with the protected attributes changed (for continuous features).
+    metric : "sensitive_subspace", "euclidean" or a metric object
+        The fair metric. ``"sensitive_subspace"`` learns the metric of Yurochkin et al. (2020)
+        on the training data (the projection killing the protected coordinates and the
+        directions of logistic regressions that predict them); objects of
+        :mod:`skfair_audit.faith` (``MahalanobisMetric``, ``EuclideanMetric``,
+        ``PrecomputedMetric``, ``CallableMetric``) are cloned and fit on the training data;
+        wrap a fitted one in :class:`~sklearn.frozen.FrozenEstimator` to keep it.
+    exponent : float, default=2
+        Cost = distance ** exponent for the string metrics (2: squared metric).
+    loss : {"zero_one", "log_loss"} or callable
+        Loss of the model at a cell: 0-1 loss of ``predict``; log-loss through
+        ``predict_proba``; or ``loss(estimator, X_cells, y_cells) -> array`` of per-cell losses.
+    epsilon : float, default=0.1
+        Transport budget ε (in units of the cost).
+    delta : float, optional
+        Threshold of the δ-fairness test H0: ψ ≤ δ. Must lie in the range of the loss.
+    method : {"m-out-of-n", "numerical", "nonparametric", "subsampling"}
+        Bootstrap scheme (see :func:`~skfair_audit.faith.faith_audit`).
+    m : int, float in (0, 1) or callable, optional
+        Resample size rule of m-out-of-n / subsampling; default ``⌈n^(2/3)⌉``.
+    numerical_step : float or callable, optional
+        ε_n of the numerical bootstrap; default ``n^(-1/3)``.
+    n_resamples : int, default=1000
+    confidence_level : float, default=0.95
+    allow_label_change : bool, default=False
+        Whether the adversary may change labels (forbidden by default).
+    frozen : list of str or int, default=()
+        Features that cannot change (moves between cells that differ in them are forbidden).
+    forbidden : array of bool of shape (K, K), optional
+        Further forbidden moves between cells (OR-ed with the above).
+    max_cells : int, default=100_000
+        Largest sample space allowed.
+    batch_size : int, optional
+        Bootstrap replicates per batch (bounds memory).
+    random_state : int, RandomState instance or None
+    n_jobs : int, optional
+        Parallel bootstrap batches; results are identical for any value.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The fitted clone.
+    classes_ : ndarray of shape (2,)
+    metric_ : object
+        The fitted fair metric.
+    space_ : GridSpace
+        The sample space (grid mode; in empirical mode it is built at audit time).
+    cell_loss_ : ndarray of shape (K,)
+        Loss of the model at each grid cell (grid mode).
+    cost_ : ndarray of shape (K, K)
+        Transport cost between grid cells (grid mode).
+    forbidden_ : ndarray of shape (K, K)
+        Forbidden moves between grid cells (grid mode).
+    n_features_in_ : int
+    feature_names_in_ : ndarray, when ``X`` has column names
+
+    See Also
+    --------
+    faith_audit : the same audit from cell counts, losses and costs.
+    skfair_audit.model_selection.FairModelSelector : model selection under δ-fairness.
+
+    Notes
+    -----
+    :meth:`score` returns ``-ψ(f_n)`` (the negated point estimate, no bootstrap), so that
+    higher means fairer, as ``GridSearchCV`` expects.
+
+    References
+    ----------
+    .. [1] S. Xue, M. Yurochkin and Y. Sun, "Auditing ML models for individual bias and
+       unfairness", AISTATS 2020.
+    .. [2] M. Yurochkin, A. Bower and Y. Sun, "Training individually fair ML models with
+       sensitive subspace robustness", ICLR 2020.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import OneHotEncoder
+    >>> from skfair_audit.faith import FaithAuditor
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"group": rng.choice(["a", "b"], 2000),
+    ...                   "priors": rng.choice(["0", "1-3", ">3"], 2000)})
+    >>> y = (rng.random(2000) < np.where(X.group == "b", 0.6, 0.3)).astype(int)
+    >>> model = make_pipeline(OneHotEncoder(), LogisticRegression())
+    >>> auditor = FaithAuditor(model, protected=["group"], epsilon=0.0, delta=0.05,
+    ...                        n_resamples=200, random_state=0).fit(X, y)
+    >>> result = auditor.audit(X, y)
+    >>> result.n_cells
+    12
+    >>> bool(result.rejected)  # the model's decisions flip with the group: not 0.05-fair
+    True
+    """
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        features=None,
+        protected=None,
+        space="grid",
+        metric="sensitive_subspace",
+        exponent=2,
+        loss="zero_one",
+        epsilon=0.1,
+        delta=None,
+        method="m-out-of-n",
+        m=None,
+        numerical_step=None,
+        n_resamples=1000,
+        confidence_level=0.95,
+        allow_label_change=False,
+        frozen=(),
+        forbidden=None,
+        max_cells=100_000,
+        batch_size=None,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.features = features
+        self.protected = protected
+        self.space = space
+        self.metric = metric
+        self.exponent = exponent
+        self.loss = loss
+        self.epsilon = epsilon
+        self.delta = delta
+        self.method = method
+        self.m = m
+        self.numerical_step = numerical_step
+        self.n_resamples = n_resamples
+        self.confidence_level = confidence_level
+        self.allow_label_change = allow_label_change
+        self.frozen = frozen
+        self.forbidden = forbidden
+        self.max_cells = max_cells
+        self.batch_size = batch_size
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.classifier_tags = ClassifierTags(multi_class=False)
+        tags.input_tags.categorical = self.space == "grid"
+        tags.input_tags.string = self.space == "grid"
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    # -- fitting ------------------------------------------------------------------------
+    def fit(self, X, y, **fit_params):
+        """Fit a clone of the estimator and learn the fair metric on the training data.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Training features.
+        y : array-like of shape (n_samples,)
+            Binary training labels.
+        **fit_params : dict
+            Passed to the estimator's ``fit``.
+
+        Returns
+        -------
+        self : FaithAuditor
+        """
+        self._check_params()
+        _, y_checked = validate_data(
+            self, X, y, reset=True, dtype=None, ensure_min_samples=2, y_numeric=False
+        )
+        classes = self._check_binary(y_checked)
+        self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
+        estimator_classes = getattr(self.estimator_, "classes_", classes)
+        self.classes_ = np.asarray(estimator_classes)
+        if self.space == "grid":
+            self.space_ = GridSpace.from_data(
+                X, y_checked, self._features(X), classes=self.classes_, max_cells=self.max_cells
+            )
+            self._check_protected(self.space_.feature_names)
+            self.metric_ = self._fit_metric(self.space_, self.space_.encode(X))
+            self.cell_loss_ = self._cell_loss(self.space_)
+            self.cost_ = self._cost(self.space_)
+            self.forbidden_ = self._forbidden(self.space_)
+            self.transport_problem_ = prepare_transport(
+                self.cell_loss_, self.cost_, self.forbidden_
+            )
+        else:
+            self.metric_ = self._fit_metric(None, self._numeric(X))
+        return self
+
+    def _check_params(self):
+        if self.space not in ("grid", "empirical"):
+            raise ValueError(f"space must be 'grid' or 'empirical', got {self.space!r}.")
+        if not (callable(self.loss) or self.loss in LOSSES):
+            raise ValueError(f"loss must be one of {LOSSES} or a callable, got {self.loss!r}.")
+        if self.loss == "log_loss" and not hasattr(self.estimator, "predict_proba"):
+            raise ValueError(
+                "loss='log_loss' needs an estimator with predict_proba; "
+                f"{type(self.estimator).__name__} has none. Use loss='zero_one'."
+            )
+        check_epsilon(self.epsilon)
+        if not isinstance(self.n_resamples, numbers.Integral) or self.n_resamples < 1:
+            raise ValueError(f"n_resamples must be a positive integer, got {self.n_resamples!r}.")
+
+    def _check_binary(self, y):
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size != 2:
+            raise ValueError(
+                "FaithAuditor audits binary classifiers: y must have exactly 2 classes, got "
+                f"{classes.size} ({classes[:5].tolist()})."
+            )
+        return classes
+
+    def _features(self, X):
+        if self.features is not None:
+            return list(self.features)
+        if hasattr(X, "columns"):
+            return list(X.columns)
+        return list(range(np.shape(X)[1]))
+
+    def _numeric(self, X):
+        try:
+            return np.asarray(_select(X, self._features(X)), dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                "space='empirical' needs numeric features; encode categorical columns first or "
+                f"use space='grid' ({exc})."
+            ) from exc
+
+    def _check_protected(self, features):
+        features = list(features)
+        missing = [p for p in (self.protected or []) if p not in features]
+        if missing:
+            raise ValueError(
+                f"protected attribute(s) {missing} are not among the features {features}."
+            )
+        return [features.index(p) for p in (self.protected or [])]
+
+    def _fit_metric(self, space, encoded_train):
+        metric = self.metric
+        if isinstance(metric, str):
+            if metric == "sensitive_subspace":
+                if space is not None:
+                    columns = space.encoded_columns(list(self.protected or []))
+                else:
+                    columns = self._check_protected(self._features_seen())
+                if not columns:
+                    metric = EuclideanMetric(exponent=self.exponent)
+                else:
+                    metric = SensitiveSubspaceMetric(columns, exponent=self.exponent)
+            elif metric == "euclidean":
+                metric = EuclideanMetric(exponent=self.exponent)
+            else:
+                raise ValueError(
+                    "metric must be 'sensitive_subspace', 'euclidean' or a metric object, "
+                    f"got {metric!r}."
+                )
+        else:
+            metric = clone(metric)
+        return metric.fit(encoded_train)
+
+    def _features_seen(self):
+        if self.features is not None:
+            return list(self.features)
+        if hasattr(self, "feature_names_in_"):
+            return list(self.feature_names_in_)
+        return list(range(self.n_features_in_))
+
+    def _cell_loss(self, space):
+        queries = space.query_frame()
+        labels = space.cell_labels
+        rows = space.feature_cell_index
+        if callable(self.loss):
+            loss = np.asarray(self.loss(self.estimator_, _take(queries, rows), labels), dtype=float)
+            if loss.shape != labels.shape or not np.all(np.isfinite(loss)):
+                raise ValueError("the loss callable must return one finite loss per cell.")
+            return loss
+        if self.loss == "zero_one":
+            predictions = np.asarray(self.estimator_.predict(queries))
+            return (predictions[rows] != labels).astype(float)
+        proba = np.asarray(self.estimator_.predict_proba(queries))
+        column = np.searchsorted(self.classes_, labels)
+        p = np.clip(proba[rows, column], 1e-15, 1.0)
+        return -np.log(p)
+
+    def _cost(self, space):
+        cost = self.metric_.cost_matrix(space.encoded_features())
+        return check_cost_matrix(cost, space.n_cells)
+
+    def _forbidden(self, space):
+        return forbidden_moves(
+            space,
+            allow_label_change=self.allow_label_change,
+            frozen=tuple(self.frozen),
+            forbidden=self.forbidden,
+        )
+
+    # -- auditing -----------------------------------------------------------------------
+    def _audit_problem(self, X, y):
+        """The sample space, counts, losses, costs and forbidden moves of an audit set."""
+        check_is_fitted(self)
+        _, y_checked = validate_data(self, X, y, reset=False, dtype=None, ensure_min_samples=2)
+        unknown = np.setdiff1d(np.unique(y_checked), self.classes_)
+        if unknown.size:
+            raise ValueError(
+                f"y contains labels {unknown.tolist()} not seen in fit "
+                f"(classes {self.classes_.tolist()})."
+            )
+        if self.space == "grid":
+            space = self.space_
+            return space, space.counts(X, y_checked), self.cell_loss_, self.cost_, self.forbidden_
+        space = EmpiricalSpace.from_data(
+            _select(X, self._features(X)),
+            y_checked,
+            protected=list(self.protected or []),
+            classes=self.classes_,
+            max_cells=self.max_cells,
+        )
+        loss = self._cell_loss(space)
+        cost = check_cost_matrix(self.metric_.cost_matrix(space.encoded_features()), space.n_cells)
+        return space, space.counts(X, y_checked), loss, cost, self._forbidden(space)
+
+    def audit(self, X, y):
+        """Audit the fitted model on held-out data.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Audit features (disjoint from the training data).
+        y : array-like of shape (n_samples,)
+            Audit labels.
+
+        Returns
+        -------
+        FaithResult
+            Statistic, confidence interval and one-sided bounds, the δ-test decision and
+            p-value, the bootstrap distribution, the adversarial plan and distribution.
+        """
+        space, counts, loss, cost, forbidden = self._audit_problem(X, y)
+        check_delta(self.delta, loss)
+        return faith_audit(
+            counts,
+            loss,
+            cost,
+            epsilon=self.epsilon,
+            forbidden=forbidden,
+            delta=self.delta,
+            method=self.method,
+            m=self.m,
+            numerical_step=self.numerical_step,
+            n_resamples=self.n_resamples,
+            confidence_level=self.confidence_level,
+            cell_names=space.cell_names,
+            cell_features=space.cell_features,
+            feature_names=[str(f) for f in space.feature_names],
+            cell_labels=space.cell_labels,
+            batch_size=self.batch_size,
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
+            verbose=self.verbose,
+        )
+
+    def audit_value(self, X, y):
+        """The FaiTH statistic ψ(f_n) on ``(X, y)``, without the bootstrap."""
+        space, counts, loss, cost, forbidden = self._audit_problem(X, y)
+        if self.space == "grid":
+            problem = self.transport_problem_
+        else:
+            problem = prepare_transport(loss, cost, forbidden)
+        return float(problem.value(counts / counts.sum(), float(self.epsilon)))
+
+    def score(self, X, y):
+        """``-ψ(f_n)``: the negated FaiTH statistic (higher is fairer), for model selection."""
+        return -self.audit_value(X, y)
+
+
+def _select(X, features):
+    """Columns ``features`` of a DataFrame (by name or position) or of an array."""
+    if hasattr(X, "iloc"):
+        if all(isinstance(f, numbers.Integral) for f in features):
+            return X.iloc[:, list(features)]
+        return X[list(features)]
+    return np.asarray(X)[:, list(features)]
+
+
+def _take(frame, rows):
+    return frame.iloc[rows] if hasattr(frame, "iloc") else np.asarray(frame)[rows]

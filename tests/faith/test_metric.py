@@ -1,0 +1,280 @@
+"""Fair metrics against brute-force references (double loops, pinv projectors, sklearn fits)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+
+from skfair_audit.faith._metric import (
+    CallableMetric,
+    EuclideanMetric,
+    MahalanobisMetric,
+    PrecomputedMetric,
+    SensitiveSubspaceMetric,
+    check_cost_matrix,
+)
+
+
+# --------------------------------------------------------------------------- data
+def one_hot(codes, n_levels):
+    out = np.zeros((codes.size, n_levels))
+    out[np.arange(codes.size), codes] = 1.0
+    return out
+
+
+@pytest.fixture(scope="module")
+def training():
+    """One-hot data: sex (cols 0-1), race (2-3), age (4-6), priors (7-9), charge (10-11).
+
+    Race and sex are correlated with priors/charge so the logistic regressions are non-trivial.
+    """
+    rng = np.random.default_rng(0)
+    n = 600
+    sex = rng.integers(0, 2, n)
+    race = rng.integers(0, 2, n)
+    age = rng.integers(0, 3, n)
+    priors = np.clip(race + rng.integers(0, 2, n), 0, 2)
+    charge = (rng.random(n) < 0.3 + 0.4 * sex).astype(int)
+    X = np.hstack([
+        one_hot(sex, 2), one_hot(race, 2), one_hot(age, 3), one_hot(priors, 3), one_hot(charge, 2)
+    ])
+    return X, {"sex": [0, 1], "race": [2, 3], "age": [4, 5, 6], "priors": [7, 8, 9],
+               "charge": [10, 11]}
+
+
+def reference_directions(X, groups, C=1.0):
+    """Independent SenSR directions: LR coefs (binary or one-vs-rest) + protected unit vectors."""
+    d = X.shape[1]
+    protected = sorted(j for g in groups for j in g)
+    free = [j for j in range(d) if j not in protected]
+    directions = []
+    for g in groups:
+        level = X[:, g].argmax(axis=1) if len(g) > 1 else X[:, g[0]]
+        observed = np.unique(level)
+        targets = observed[1:] if observed.size == 2 else observed
+        for t in targets:
+            coef = LogisticRegression(C=C, max_iter=1000).fit(X[:, free], level == t).coef_
+            v = np.zeros(d)
+            v[free] = coef.ravel()
+            directions.append(v)
+    directions.extend(np.eye(d)[protected])
+    return np.array(directions)
+
+
+def brute_force_cost(A, B, sigma, exponent=2.0):
+    out = np.empty((len(A), len(B)))
+    for i, a in enumerate(A):
+        for j, b in enumerate(B):
+            diff = a - b
+            out[i, j] = max(diff @ sigma @ diff, 0.0) ** (exponent / 2)
+    return out
+
+
+# --------------------------------------------------------------------------- check_cost_matrix
+def test_check_cost_matrix_accepts_inf_and_rejects_bad_input():
+    ok = check_cost_matrix([[0, np.inf], [2, 0]], 2)
+    assert ok.dtype == np.float64 and np.isinf(ok[0, 1])
+    with pytest.raises(ValueError, match="square"):
+        check_cost_matrix(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="3 cells"):
+        check_cost_matrix(np.zeros((2, 2)), 3)
+    with pytest.raises(ValueError, match="NaN"):
+        check_cost_matrix([[0, np.nan], [1, 0]])
+    with pytest.raises(ValueError, match="negative"):
+        check_cost_matrix([[0, -0.5], [1, 0]])
+    with pytest.raises(ValueError, match="zero diagonal"):
+        check_cost_matrix([[0, 1], [1, 2]])
+
+
+# --------------------------------------------------------------------------- sensitive subspace
+@pytest.mark.parametrize("protected", [["sex", "race"], ["age"], ["sex", "age"]])
+def test_sensitive_subspace_projector_matches_pinv_reference(training, protected):
+    X, cols = training
+    groups = [cols[p] for p in protected]
+    metric = SensitiveSubspaceMetric(groups).fit(X)
+    sigma = metric.sigma_
+    d = X.shape[1]
+    assert sigma.shape == (d, d) and metric.n_features_in_ == d
+    np.testing.assert_allclose(sigma, sigma.T, atol=1e-12)
+    np.testing.assert_allclose(sigma @ sigma, sigma, atol=1e-10)
+
+    A = reference_directions(X, groups).T
+    # Sigma kills every LR coefficient direction and every protected unit vector.
+    np.testing.assert_allclose(sigma @ A, 0.0, atol=1e-9)
+    # ... and equals I - A A^+ computed independently.
+    np.testing.assert_allclose(sigma, np.eye(d) - A @ np.linalg.pinv(A), atol=1e-9)
+    rank = np.linalg.matrix_rank(A)
+    assert metric.sensitive_directions_.shape == (rank, d)
+    assert np.linalg.matrix_rank(sigma) == d - rank
+    np.testing.assert_allclose(
+        metric.sensitive_directions_ @ metric.sensitive_directions_.T, np.eye(rank), atol=1e-10
+    )
+    n_coef = sum(1 if len(cols[p]) == 2 else len(cols[p]) for p in protected)
+    assert metric.coef_directions_.shape == (n_coef, d)
+
+
+def test_sensitive_subspace_protected_move_is_free_and_exact(training):
+    X, cols = training
+    metric = SensitiveSubspaceMetric([cols["sex"], cols["race"]]).fit(X)
+    a = X[:5].copy()
+    b = a.copy()
+    b[:, cols["sex"]] = 1 - b[:, cols["sex"]]  # flip sex only
+    b[:, cols["race"]] = 1 - b[:, cols["race"]]  # and race
+    cost = metric.cost_matrix(a, b)
+    assert np.all(np.diagonal(cost) == 0.0)
+    c = a.copy()
+    c[:, cols["charge"]] = 1 - c[:, cols["charge"]]  # a non-protected move costs something
+    assert np.all(np.diagonal(metric.cost_matrix(a, c)) > 1e-3)
+
+
+@pytest.mark.parametrize("exponent", [2, 1, 3.5])
+def test_sensitive_subspace_cost_matches_double_loop(training, exponent):
+    X, cols = training
+    metric = SensitiveSubspaceMetric([cols["race"]], exponent=exponent).fit(X)
+    A, B = X[:30], X[100:117]
+    np.testing.assert_allclose(
+        metric.cost_matrix(A, B), brute_force_cost(A, B, metric.sigma_, exponent), atol=1e-10
+    )
+    square = metric.cost_matrix(A)
+    assert square.shape == (30, 30)
+    assert np.all(np.diagonal(square) == 0.0) and np.all(square >= 0.0)
+    np.testing.assert_allclose(square, brute_force_cost(A, A, metric.sigma_, exponent), atol=1e-10)
+    np.testing.assert_allclose(metric.transform(A), A @ metric.sigma_)
+
+
+def test_sensitive_subspace_group_spellings(training):
+    X, _ = training
+    # A single int and a list of ints are single-column attributes.
+    Xb = np.column_stack([X[:, 1], X[:, 3], X[:, 4:]])  # sex, race as 0/1 columns
+    m_int = SensitiveSubspaceMetric(0).fit(Xb)
+    m_list = SensitiveSubspaceMetric([0]).fit(Xb)
+    m_nested = SensitiveSubspaceMetric([[0]]).fit(Xb)
+    np.testing.assert_allclose(m_int.sigma_, m_list.sigma_)
+    np.testing.assert_allclose(m_int.sigma_, m_nested.sigma_)
+    two = SensitiveSubspaceMetric([0, 1]).fit(Xb)
+    assert two.protected_groups_ == [[0], [1]]
+    np.testing.assert_allclose(two.sigma_ @ reference_directions(Xb, [[0], [1]]).T, 0, atol=1e-9)
+
+
+def test_sensitive_subspace_constant_attribute_warns(training):
+    X, cols = training
+    X = X.copy()
+    X[:, cols["sex"]] = [1.0, 0.0]  # everyone in the first level
+    with pytest.warns(UserWarning, match="constant"):
+        metric = SensitiveSubspaceMetric([cols["sex"]]).fit(X)
+    assert metric.coef_directions_.shape[0] == 0
+    np.testing.assert_allclose(metric.sigma_[:, cols["sex"]], 0.0, atol=1e-12)
+    free = [j for j in range(X.shape[1]) if j not in cols["sex"]]
+    np.testing.assert_allclose(metric.sigma_[np.ix_(free, free)], np.eye(len(free)), atol=1e-12)
+
+
+def test_sensitive_subspace_errors(training):
+    X, _ = training
+    with pytest.raises(ValueError, match="out of range"):
+        SensitiveSubspaceMetric([[0, 99]]).fit(X)
+    with pytest.raises(ValueError, match="twice"):
+        SensitiveSubspaceMetric([[0, 1], [1, 2]]).fit(X)
+    with pytest.raises(ValueError, match="empty"):
+        SensitiveSubspaceMetric([]).fit(X)
+    metric = SensitiveSubspaceMetric([0]).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        metric.cost_matrix(X[:, :5])
+    with pytest.raises(ValueError, match="exponent"):
+        clone(metric).set_params(exponent=-1).fit(X).cost_matrix(X[:3])
+
+
+# --------------------------------------------------------------------------- fixed metrics
+def test_mahalanobis_matches_double_loop_and_validates():
+    rng = np.random.default_rng(1)
+    L = rng.normal(size=(4, 2))
+    sigma = L @ L.T  # PSD, rank 2
+    A, B = rng.normal(size=(9, 4)), rng.normal(size=(6, 4))
+    for p in (2, 1, 0.5):
+        metric = MahalanobisMetric(sigma, exponent=p)
+        np.testing.assert_allclose(
+            metric.cost_matrix(A, B), brute_force_cost(A, B, sigma, p), atol=1e-10
+        )
+    T = MahalanobisMetric(sigma).transform(A)
+    np.testing.assert_allclose(T @ T.T, A @ sigma @ A.T, atol=1e-10)
+    square = MahalanobisMetric(sigma).fit(A).cost_matrix(A)
+    assert np.all(np.diagonal(square) == 0.0)
+    with pytest.raises(ValueError, match="symmetric"):
+        MahalanobisMetric(np.array([[1.0, 0.5], [0.0, 1.0]])).cost_matrix(A[:, :2])
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        MahalanobisMetric(np.diag([1.0, -1.0])).cost_matrix(A[:, :2])
+    with pytest.raises(ValueError, match="square"):
+        MahalanobisMetric(np.ones((2, 3))).fit()
+    with pytest.raises(ValueError, match="expects 4"):
+        MahalanobisMetric(sigma).cost_matrix(A[:, :3])
+
+
+def test_euclidean_on_columns():
+    rng = np.random.default_rng(2)
+    A, B = rng.normal(size=(5, 4)), rng.normal(size=(3, 4))
+    cols = [0, 2]
+    expected = np.array([[np.sum((a[cols] - b[cols]) ** 2) for b in B] for a in A])
+    np.testing.assert_allclose(EuclideanMetric(cols).cost_matrix(A, B), expected, atol=1e-12)
+    np.testing.assert_allclose(
+        EuclideanMetric(exponent=1).cost_matrix(A, B),
+        np.linalg.norm(A[:, None] - B[None], axis=2), atol=1e-12,
+    )
+    with pytest.raises(ValueError, match="out of range"):
+        EuclideanMetric([7]).cost_matrix(A)
+
+
+def test_precomputed_validation():
+    cost = np.array([[0.0, 1.0, np.inf], [2.0, 0.0, 1.0], [3.0, 4.0, 0.0]])
+    metric = PrecomputedMetric(cost).fit()
+    assert metric.n_cells_ == 3
+    np.testing.assert_array_equal(metric.cost_matrix(), cost)
+    np.testing.assert_array_equal(metric.cost_matrix(np.zeros((3, 5))), cost)
+    with pytest.raises(ValueError, match="3 cells but A has 2"):
+        metric.cost_matrix(np.zeros((2, 5)))
+    with pytest.raises(ValueError, match="second point set"):
+        metric.cost_matrix(np.zeros((3, 1)), np.zeros((3, 1)))
+    bad = {
+        "negative": [[0, -1], [1, 0]],
+        "zero diagonal": [[1, 1], [1, 0]],
+        "square": [[0, 1, 2], [1, 0, 2]],
+        "NaN": [[0, np.nan], [1, 0]],
+    }
+    for message, matrix in bad.items():
+        with pytest.raises(ValueError, match=message):
+            PrecomputedMetric(matrix).fit()
+
+
+def test_callable_metric_matches_loop():
+    rng = np.random.default_rng(3)
+    A, B = rng.normal(size=(4, 3)), rng.normal(size=(5, 3))
+    expected = np.array([[np.abs(a - b).max() ** 2 for b in B] for a in A])
+    metric = CallableMetric(lambda a, b: np.abs(a - b).max(), exponent=2)
+    np.testing.assert_allclose(metric.cost_matrix(A, B), expected)
+    assert np.all(np.diagonal(metric.cost_matrix(A)) == 0.0)
+    with pytest.raises(ValueError, match="negative"):
+        CallableMetric(lambda a, b: -1.0).cost_matrix(A)
+    with pytest.raises(ValueError, match="callable"):
+        CallableMetric(3).fit()
+
+
+@pytest.mark.parametrize(
+    "metric",
+    [
+        SensitiveSubspaceMetric([[0, 1]], C=0.5, exponent=1, max_iter=200),
+        MahalanobisMetric(np.eye(2), exponent=3),
+        EuclideanMetric([0, 1], exponent=1),
+        PrecomputedMetric(np.zeros((2, 2))),
+        CallableMetric(np.subtract, exponent=2),
+    ],
+)
+def test_clone_and_get_params(metric):
+    params = metric.get_params()
+    cloned = clone(metric)
+    assert type(cloned) is type(metric)
+    for name, value in params.items():
+        assert cloned.get_params()[name] is value or np.array_equal(
+            cloned.get_params()[name], value
+        )
+    # clone rebuilds from parameters only: no fitted state is carried over
+    assert not any(k.endswith("_") and not k.startswith("_") for k in vars(cloned))
