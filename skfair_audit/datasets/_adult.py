@@ -89,7 +89,9 @@ def fetch_adult(
 
     Returns
     -------
-    sklearn.utils.Bunch
+    data : sklearn.utils.Bunch
+        Dictionary-like object with the following attributes.
+
         frame : pandas.DataFrame or None
             The 15 columns, index reset, whitespace stripped, ``?`` read as missing, the
             trailing ``.`` of the test labels removed.
@@ -102,9 +104,11 @@ def fetch_adult(
             ``race`` and ``sex`` as categoricals with fixed categories (all levels of the files,
             alphabetical).
         feature_names : list of str
+            The columns of ``data``.
         target_names : list of str
             ``["<=50K", ">50K"]``.
         DESCR : str
+            Source, citation, license and the columns.
         filenames : list of str
             Paths of the files read.
 

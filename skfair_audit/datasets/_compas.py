@@ -97,7 +97,9 @@ def fetch_compas(
 
     Returns
     -------
-    sklearn.utils.Bunch
+    data : sklearn.utils.Bunch
+        Dictionary-like object with the following attributes.
+
         frame : pandas.DataFrame or None
             The filtered rows, index reset, with every column of the file plus ``priors_cat``
             (ordered categorical ``"0" < "1-3" < ">3"`` from ``priors_count``).
@@ -118,6 +120,7 @@ def fetch_compas(
         sensitive : DataFrame or ndarray, shape (n_samples, 3)
             ``race``, ``sex``, ``age_cat`` (same categories as in ``data``).
         feature_names : list of str
+            The columns of ``data``.
         target_names : list of str
             ``["no recidivism", "recidivism"]`` for target 0 and 1.
         DESCR : str

@@ -1,0 +1,570 @@
+"""``GroupDisparityAuditor``: the group audit of Cherian & Candès as a scikit-learn estimator."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.utils._tags import ClassifierTags
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..utils import check_alpha
+from ._collections import GroupCollection, boxes, intersections, intervals
+from ._metrics import _BINARY, _as_array, get_metric
+from ._procedures import certify_bounds, certify_threshold, equalized_odds, flag_groups
+
+__all__ = ["GroupDisparityAuditor"]
+
+PROCEDURES = ("bounds", "threshold", "flag", "equalized_odds")
+GROUP_KINDS = ("intersections", "intervals", "boxes")
+RESPONSE_METHODS = ("predict", "predict_proba", "decision_function")
+_DEFAULT_ALTERNATIVE = {"bounds": "two-sided", "threshold": "greater", "flag": "greater"}
+# metrics (canonical names) whose positive label defaults to ``classes_[1]``
+_POSITIVE_LABEL_METRICS = frozenset(_BINARY) | {
+    "selection_rate", "calibration", "calibration_residual",
+}
+
+
+class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
+    r"""Audit a black-box model for performance disparities over a collection of groups.
+
+    The audit of Cherian & Candès (2024): on held-out rows, a metric gives a per-row value
+    :math:`L` (e.g. :math:`1\{\hat Y = 1\}` among the negatives for the false positive
+    rate) and the disparity of a group :math:`G` is
+
+    .. math::
+
+        \epsilon(G) = E[L \mid G] - \theta ,
+
+    with a target :math:`\theta` (a constant, the overall metric or a reference group's
+    metric). :meth:`audit` runs one of the procedures of :mod:`skfair_audit.group` on the
+    model's predictions:
+
+    - ``procedure="bounds"`` (:func:`~skfair_audit.group.certify_bounds`): confidence bounds
+      on every :math:`\epsilon(G)`, valid *simultaneously* at level :math:`1 - \alpha`
+      (family-wise);
+    - ``"threshold"`` (:func:`~skfair_audit.group.certify_threshold`): Boolean certificates
+      :math:`\epsilon(G) > \epsilon_0` (``"greater"``), :math:`< \epsilon_0` (``"less"``)
+      or :math:`|\epsilon(G)| < \epsilon_0` (``"within"``), simultaneously;
+    - ``"flag"`` (:func:`~skfair_audit.group.flag_groups`): flags of groups with
+      :math:`\epsilon(G) > \epsilon_0` (or ``<``, or :math:`|\epsilon(G)| > \epsilon_0`),
+      Benjamini–Hochberg at false discovery rate ``q``;
+    - ``"equalized_odds"`` (:func:`~skfair_audit.group.equalized_odds`): false and true
+      positive rate audits at :math:`\alpha/2` each (``metric`` is ignored).
+
+    Parameters
+    ----------
+    estimator : estimator
+        The model to audit (classifier, regressor or set predictor). :meth:`fit` fits a
+        clone; wrap a trained model in :class:`sklearn.frozen.FrozenEstimator` to audit it
+        as is.
+    metric : str, Metric or callable, default="false_positive_rate"
+        See :func:`~skfair_audit.group.get_metric`. Binary metrics use ``pos_label``, or
+        ``classes_[1]`` of a classifier when ``pos_label`` is None.
+    procedure : {"bounds", "threshold", "flag", "equalized_odds"}, default="bounds"
+    groups : None, {"intersections", "intervals", "boxes"} or GroupCollection, default=None
+        How the groups are built from the sensitive features of the audit rows:
+
+        - ``None`` or ``"intersections"``: all intersections of the (categorical) sensitive
+          features up to ``depth`` of them at a time (:func:`~skfair_audit.group.intersections`).
+          A float feature with non-integer values is refused as continuous.
+        - ``"intervals"``: all intervals of one numeric sensitive feature with endpoints on
+          ``bins`` (:func:`~skfair_audit.group.intervals`).
+        - ``"boxes"``: all boxes of two numeric sensitive features
+          (:func:`~skfair_audit.group.boxes`).
+        - a prebuilt :class:`~skfair_audit.group.GroupCollection` over the audit rows (then
+          the sensitive features are not used).
+    sensitive_columns : list of str or int, optional
+        Columns of ``X`` holding the sensitive features, used when :meth:`audit` / :meth:`score`
+        get no ``sensitive_features``.
+    depth : int, optional
+        Largest number of attributes intersected (default: all).
+    min_size : int, default=0
+        Groups with fewer rows are dropped before the audit (reported in
+        ``result.groups.small_groups``).
+    bins : int or array-like, default=10
+        ``"intervals"`` / ``"boxes"``: number of equal-width bins between the minimum and the
+        maximum of the audit rows, or the bin edges (a grid fixed in advance, which the
+        guarantee formally assumes).
+    target : float, "overall" or str, default="overall"
+        Known constant, the metric on all audit rows, or the name of a reference group of
+        the collection (e.g. ``"race=Caucasian"``). Estimated targets are re-estimated in
+        every bootstrap replicate.
+    alternative : str, optional
+        ``"bounds"``: ``"lower"``, ``"upper"`` or ``"two-sided"`` (default); ``"threshold"``:
+        ``"greater"`` (default), ``"less"`` or ``"within"``; ``"flag"``: ``"greater"``
+        (default), ``"less"`` or ``"two-sided"``. Ignored by ``"equalized_odds"``.
+    alpha : float, default=0.1
+        Simultaneous error level of ``"bounds"``, ``"threshold"`` and ``"equalized_odds"``.
+    q : float, default=0.1
+        False discovery rate of ``"flag"``.
+    epsilon0 : float, optional
+        Threshold of ``"threshold"`` and ``"flag"`` (default 0). For ``"equalized_odds"``,
+        None gives bounds and a number gives certificates within :math:`\pm\epsilon_0`.
+    scale : {"rescaled", "unscaled"}, default="rescaled"
+    p_star : float, default=0.01
+        Floor of :math:`P_n(G)` in the rescaling.
+    w0 : float, default=np.inf
+        Variance shrinkage (``inf``: global standard deviation, recommended by the paper).
+    se : {"delta", "bootstrap"}, default="delta"
+        Standard errors of ``"flag"``.
+    pos_label : optional
+        Positive label of binary metrics.
+    response_method : {"predict", "predict_proba", "decision_function"}, default="predict"
+        Model output used as ``y_pred``: ``predict``, the probability of ``classes_[1]``
+        (score metrics such as ``"calibration_residual"``) or the decision function.
+    threshold : float, optional
+        With a score ``response_method``, predict ``classes_[1]`` when the score is
+        ``>= threshold`` (binary metrics on a score model).
+    drop_sensitive : bool, default=False
+        Whether ``sensitive_columns`` are removed from ``X`` before the model sees it (in
+        :meth:`fit` and at prediction).
+    n_resamples : int, default=1000
+    batch_size : int, optional
+    random_state : int, RandomState instance or None
+    n_jobs : int, optional
+        Parallel bootstrap batches; results are identical for any value.
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The fitted clone (the ``FrozenEstimator`` itself when one was given).
+    classes_ : ndarray
+        Labels of a classifier.
+    n_features_in_ : int
+    feature_names_in_ : ndarray, when ``X`` has column names
+
+    See Also
+    --------
+    certify_bounds, certify_threshold, flag_groups, equalized_odds : the functional API on an
+        audit trail ``(y, y_pred, groups)``.
+
+    Notes
+    -----
+    :meth:`score` returns one number, higher when fairer (for ``GridSearchCV``):
+
+    - ``"bounds"``: the simultaneous :math:`1-\alpha` confidence bound on the worst
+      disparity, oriented so that higher is fairer: ``-max_G max(|lower|, |upper|)``
+      (two-sided), ``-max_G upper`` (``"upper"``) or ``min_G lower`` (``"lower"``);
+    - ``"equalized_odds"``: minus the largest bound on
+      :math:`\max(|\epsilon_{FPR}(G)|, |\epsilon_{TPR}(G)|)` (bounds mode) or the fraction of
+      groups certified (threshold mode);
+    - ``"threshold"``: the fraction of groups certified;
+    - ``"flag"``: minus the fraction of groups flagged.
+
+    Groups without any row in the audit sample are left out. With metadata routing enabled
+    (``sklearn.set_config(enable_metadata_routing=True)``), ``score`` requests
+    ``sensitive_features`` by default, so ``cross_validate(auditor, X, y,
+    params={"sensitive_features": S})`` routes the fold slices to it.
+
+    References
+    ----------
+    .. [1] J. J. Cherian and E. J. Candès, "Statistical inference for fairness auditing",
+       Journal of Machine Learning Research 25(149), 2024.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skfair_audit.group import GroupDisparityAuditor
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"group": rng.choice([0, 1], 3000), "x": rng.normal(size=3000)})
+    >>> y = (rng.random(3000) < 0.3 + 0.4 * X.group).astype(int)
+    >>> auditor = GroupDisparityAuditor(LogisticRegression(), sensitive_columns=["group"],
+    ...                                 procedure="flag", epsilon0=0.05)
+    >>> result = auditor.fit(X[:1500], y[:1500]).audit(X[1500:], y[1500:])
+    >>> result.names, result.flagged.tolist()
+    (('group=0', 'group=1'), [False, True])
+    """
+
+    __metadata_request__score = {"sensitive_features": True}
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        metric="false_positive_rate",
+        procedure="bounds",
+        groups=None,
+        sensitive_columns=None,
+        depth=None,
+        min_size=0,
+        bins=10,
+        target="overall",
+        alternative=None,
+        alpha=0.1,
+        q=0.1,
+        epsilon0=None,
+        scale="rescaled",
+        p_star=0.01,
+        w0=np.inf,
+        se="delta",
+        pos_label=None,
+        response_method="predict",
+        threshold=None,
+        drop_sensitive=False,
+        n_resamples=1000,
+        batch_size=None,
+        random_state=None,
+        n_jobs=None,
+    ):
+        self.estimator = estimator
+        self.metric = metric
+        self.procedure = procedure
+        self.groups = groups
+        self.sensitive_columns = sensitive_columns
+        self.depth = depth
+        self.min_size = min_size
+        self.bins = bins
+        self.target = target
+        self.alternative = alternative
+        self.alpha = alpha
+        self.q = q
+        self.epsilon0 = epsilon0
+        self.scale = scale
+        self.p_star = p_star
+        self.w0 = w0
+        self.se = se
+        self.pos_label = pos_label
+        self.response_method = response_method
+        self.threshold = threshold
+        self.drop_sensitive = drop_sensitive
+        self.n_resamples = n_resamples
+        self.batch_size = batch_size
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        if is_classifier(self.estimator):
+            tags.classifier_tags = ClassifierTags(multi_class=False)
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    # -- fitting ------------------------------------------------------------------------
+    def fit(self, X, y, **fit_params):
+        """Fit a clone of the estimator (a ``FrozenEstimator`` is kept as is).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        **fit_params : dict
+            Passed to the estimator's ``fit``.
+
+        Returns
+        -------
+        self : GroupDisparityAuditor
+        """
+        self._check_params()
+        _, y_checked = validate_data(
+            self, X, y, reset=True, dtype=None, ensure_all_finite=False, y_numeric=False
+        )
+        if is_classifier(self.estimator):
+            check_classification_targets(y_checked)
+        self._sensitive_positions(X)  # fail early on unknown columns
+        self.estimator_ = clone(self.estimator).fit(self._model_input(X), y, **fit_params)
+        classes = getattr(self.estimator_, "classes_", None)
+        if classes is None and is_classifier(self.estimator):
+            classes = np.unique(y_checked)
+        if classes is not None:
+            self.classes_ = np.asarray(classes)
+        return self
+
+    def _check_params(self):
+        if self.procedure not in PROCEDURES:
+            raise ValueError(
+                f"procedure must be one of {list(PROCEDURES)}, got {self.procedure!r}."
+            )
+        groups = self.groups
+        if not (groups is None or isinstance(groups, GroupCollection)
+                or (isinstance(groups, str) and groups in GROUP_KINDS)):
+            raise ValueError(
+                f"groups must be None, one of {list(GROUP_KINDS)} or a GroupCollection, got "
+                f"{groups!r}."
+            )
+        if self.response_method not in RESPONSE_METHODS:
+            raise ValueError(
+                f"response_method must be one of {list(RESPONSE_METHODS)}, got "
+                f"{self.response_method!r}."
+            )
+        check_alpha(self.alpha)
+        check_alpha(self.q, "q")
+        if not isinstance(self.n_resamples, numbers.Integral) or self.n_resamples < 1:
+            raise ValueError(f"n_resamples must be a positive integer, got {self.n_resamples!r}.")
+        if not isinstance(self.min_size, numbers.Integral) or self.min_size < 0:
+            raise ValueError(f"min_size must be a non-negative integer, got {self.min_size!r}.")
+        if self.drop_sensitive and not self.sensitive_columns:
+            raise ValueError("drop_sensitive=True needs sensitive_columns.")
+        if self.procedure != "equalized_odds":
+            get_metric(self.metric)  # unknown metric names fail at fit time
+
+    def _sensitive_positions(self, X):
+        """Positions of ``sensitive_columns`` in ``X`` (names need a DataFrame)."""
+        columns = self.sensitive_columns
+        if columns is None:
+            return []
+        if isinstance(columns, (str, numbers.Integral)):
+            columns = [columns]
+        n_features = np.shape(X)[1]
+        names = list(X.columns) if hasattr(X, "columns") else None
+        positions = []
+        for col in columns:
+            if isinstance(col, numbers.Integral) and not isinstance(col, bool):
+                if not -n_features <= col < n_features:
+                    raise ValueError(
+                        f"sensitive column {col} is out of range for X with {n_features} "
+                        "columns."
+                    )
+                positions.append(int(col) % n_features)
+            elif names is not None and col in names:
+                positions.append(names.index(col))
+            else:
+                raise ValueError(
+                    f"sensitive column {col!r} is not a column of X"
+                    + ("" if names is not None else " (column names need a DataFrame)")
+                    + "."
+                )
+        return positions
+
+    def _model_input(self, X):
+        if not self.drop_sensitive:
+            return X
+        keep = np.setdiff1d(np.arange(np.shape(X)[1]), self._sensitive_positions(X))
+        if hasattr(X, "iloc"):
+            return X.iloc[:, keep]
+        return np.asarray(X)[:, keep]
+
+    # -- auditing -----------------------------------------------------------------------
+    def _predictions(self, X):
+        model_X = self._model_input(X)
+        if self.response_method == "predict":
+            return _as_array(self.estimator_.predict(model_X), "predictions")
+        response = getattr(self.estimator_, self.response_method, None)
+        if response is None:
+            raise ValueError(
+                f"response_method={self.response_method!r}: "
+                f"{type(self.estimator_).__name__} has no such method."
+            )
+        scores = _as_array(response(model_X), "scores")
+        if self.response_method == "predict_proba":
+            if scores.ndim != 2 or scores.shape[1] != 2:
+                raise ValueError(
+                    "response_method='predict_proba' needs a binary classifier (2 columns), "
+                    f"got scores of shape {scores.shape}."
+                )
+            scores = scores[:, 1]
+        if self.threshold is None:
+            return scores
+        classes = getattr(self, "classes_", np.array([0, 1]))
+        return np.where(scores >= float(self.threshold), classes[-1], classes[0])
+
+    def _sensitive_data(self, X, sensitive_features):
+        n_rows = np.shape(X)[0]
+        if sensitive_features is None:
+            if self.sensitive_columns is None:
+                raise ValueError(
+                    "no sensitive features: pass sensitive_features= or set sensitive_columns "
+                    "to columns of X."
+                )
+            positions = self._sensitive_positions(X)
+            if hasattr(X, "iloc"):
+                return X.iloc[:, positions]
+            arr = np.asarray(X)
+            return {f"x{j}": arr[:, j] for j in positions}
+        if isinstance(sensitive_features, Mapping):
+            data = dict(sensitive_features)
+            lengths = {len(_as_array(v, "sensitive feature")) for v in data.values()}
+        elif hasattr(sensitive_features, "columns"):
+            data, lengths = sensitive_features, {sensitive_features.shape[0]}
+        else:
+            arr = _as_array(sensitive_features, "sensitive_features")
+            if arr.ndim == 1:
+                name = getattr(sensitive_features, "name", None) or "sensitive"
+                data = {str(name): sensitive_features}
+            elif arr.ndim == 2:
+                data = {f"s{j}": arr[:, j] for j in range(arr.shape[1])}
+            else:
+                raise ValueError("sensitive_features must be 1-D or 2-D.")
+            lengths = {arr.shape[0]}
+        if lengths != {n_rows}:
+            raise ValueError(
+                f"sensitive_features have {sorted(lengths)} rows but X has {n_rows} rows."
+            )
+        return data
+
+    def _collection(self, X, sensitive_features):
+        if isinstance(self.groups, GroupCollection):
+            if self.groups.n_rows != np.shape(X)[0]:
+                raise ValueError(
+                    f"the GroupCollection describes {self.groups.n_rows} rows but X has "
+                    f"{np.shape(X)[0]} rows."
+                )
+            return self.groups
+        data = self._sensitive_data(X, sensitive_features)
+        names = list(data.columns) if hasattr(data, "columns") else list(data)
+        columns = [data[name] for name in names]
+        kind = self.groups or "intersections"
+        if kind == "intersections":
+            for name, col in zip(names, columns, strict=True):
+                values = _as_array(col, f"sensitive feature {name!r}")
+                if values.dtype.kind == "f" and np.any(np.isfinite(values) & (values % 1 != 0)):
+                    raise ValueError(
+                        f"sensitive feature {name!r} is continuous (non-integer floats); use "
+                        "groups='intervals' (one feature) or 'boxes' (two), or bin it first."
+                    )
+            return intersections(data, depth=self.depth, min_size=self.min_size)
+        bins = self.bins
+        grid, n_bins = (None, bins) if isinstance(bins, numbers.Integral) else (bins, None)
+        if kind == "intervals":
+            if len(columns) != 1:
+                raise ValueError(
+                    f"groups='intervals' needs exactly one sensitive feature, got {len(columns)}."
+                )
+            return intervals(columns[0], grid, n_bins=n_bins, min_size=self.min_size,
+                             name=str(names[0]))
+        if len(columns) != 2:
+            raise ValueError(f"groups='boxes' needs two sensitive features, got {len(columns)}.")
+        return boxes(columns[0], columns[1], grid, grid, n_bins1=n_bins, n_bins2=n_bins,
+                     min_size=self.min_size, names=(str(names[0]), str(names[1])))
+
+    def _metric(self):
+        pos_label = self.pos_label
+        classes = getattr(self, "classes_", None)
+        metric = self.metric
+        if not isinstance(metric, str):
+            if pos_label is not None:
+                raise ValueError("pos_label can only be combined with a metric given by name.")
+            return get_metric(metric)
+        name = get_metric(metric).name
+        if name not in _POSITIVE_LABEL_METRICS:
+            if pos_label is not None:
+                raise ValueError(f"metric {name!r} takes no pos_label.")
+            return get_metric(metric)
+        if pos_label is None and classes is not None and len(classes) == 2:
+            pos_label = classes[1]
+        return get_metric(metric, pos_label=pos_label)
+
+    def _positive_label(self):
+        if self.pos_label is not None:
+            return self.pos_label
+        classes = getattr(self, "classes_", None)
+        return classes[1] if classes is not None and len(classes) == 2 else None
+
+    def _audit_trail(self, X, y, sensitive_features):
+        check_is_fitted(self)
+        _, y_checked = validate_data(
+            self, X, y, reset=False, dtype=None, ensure_all_finite=False, y_numeric=False
+        )
+        classes = getattr(self, "classes_", None)
+        if classes is not None:
+            unknown = np.setdiff1d(np.unique(y_checked), classes)
+            if unknown.size:
+                raise ValueError(
+                    f"y contains labels {unknown.tolist()} not seen in fit "
+                    f"(classes {classes.tolist()})."
+                )
+        collection = self._collection(X, sensitive_features)
+        return y_checked, self._predictions(X), collection
+
+    def audit(self, X, y, sensitive_features=None):
+        """Audit the fitted model on held-out rows.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Audit features (disjoint from the training data).
+        y : array-like of shape (n_samples,)
+            Audit outcomes.
+        sensitive_features : DataFrame, Series, mapping or array-like, optional
+            Sensitive attributes of the audit rows (default: ``sensitive_columns`` of ``X``).
+
+        Returns
+        -------
+        GroupBoundsResult, GroupCertificationResult, GroupFlagResult or EqualizedOddsResult
+            The result of the functional procedure on ``(y, model(X), groups)``.
+        """
+        y_true, y_pred, collection = self._audit_trail(X, y, sensitive_features)
+        return self._run(y_true, y_pred, collection)
+
+    def _run(self, y_true, y_pred, collection):
+        common = dict(target=self.target, n_resamples=self.n_resamples,
+                      batch_size=self.batch_size, random_state=self.random_state,
+                      n_jobs=self.n_jobs)
+        scaling = dict(scale=self.scale, p_star=self.p_star, w0=self.w0)
+        procedure = self.procedure
+        if procedure == "equalized_odds":
+            return equalized_odds(y_true, y_pred, collection, alpha=self.alpha,
+                                  epsilon0=self.epsilon0, pos_label=self._positive_label(),
+                                  **scaling, **common)
+        metric = self._metric()
+        alternative = self.alternative or _DEFAULT_ALTERNATIVE[procedure]
+        epsilon0 = 0.0 if self.epsilon0 is None else self.epsilon0
+        if procedure == "bounds":
+            return certify_bounds(y_true, y_pred, collection, metric=metric,
+                                  alternative=alternative, alpha=self.alpha, **scaling, **common)
+        if procedure == "threshold":
+            return certify_threshold(y_true, y_pred, collection, metric=metric,
+                                     epsilon0=epsilon0, alternative=alternative,
+                                     alpha=self.alpha, **scaling, **common)
+        return flag_groups(y_true, y_pred, collection, metric=metric, epsilon0=epsilon0,
+                           alternative=alternative, q=self.q, se=self.se, **common)
+
+    def score(self, X, y, sensitive_features=None):
+        """A single fairness score, higher is fairer (see Notes for its definition).
+
+        Parameters
+        ----------
+        X, y, sensitive_features
+            As in :meth:`audit`.
+
+        Returns
+        -------
+        float
+        """
+        return audit_score(self.audit(X, y, sensitive_features))
+
+
+def audit_score(result) -> float:
+    """One higher-is-fairer number summarising a group-audit result.
+
+    See the Notes of :class:`GroupDisparityAuditor`. Groups without any row in the audit
+    sample are ignored.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfair_audit.group import certify_bounds
+    >>> rng = np.random.default_rng(0)
+    >>> g = rng.choice(["a", "b"], 1000)
+    >>> y = rng.integers(0, 2, 1000)
+    >>> y_pred = np.where(rng.random(1000) < 0.9, y, 1 - y)
+    >>> res = certify_bounds(y, y_pred, {"g": g}, metric="error_rate", alternative="upper",
+    ...                      n_resamples=200, random_state=0)
+    >>> score = audit_score(res)  # minus the largest simultaneous upper bound
+    >>> bool(score == -res.upper.max())
+    True
+    """
+    if hasattr(result, "worst_disparity"):  # equalized odds
+        fpr = result.false_positive_rate
+        active = (fpr.sizes > 0) & (result.true_positive_rate.sizes > 0)
+        if result.certified is not None:
+            return float(np.mean(result.certified[active]))
+        return -float(np.max(result.worst_disparity[active]))
+    active = result.sizes > 0
+    if not active.any():
+        raise ValueError("no group of the collection has a row in the audit sample.")
+    if hasattr(result, "flagged"):
+        return -float(np.mean(result.flagged[active]))
+    if hasattr(result, "certified"):
+        return float(np.mean(result.certified[active]))
+    lower, upper = result.lower[active], result.upper[active]
+    if result.alternative == "lower":
+        return float(np.min(lower))
+    if result.alternative == "upper":
+        return -float(np.max(upper))
+    return -float(np.max(np.maximum(np.abs(lower), np.abs(upper))))
