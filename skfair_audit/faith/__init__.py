@@ -20,6 +20,7 @@ from ._metric import (
 from ._plot import count_change_table, plot_count_changes
 from ._result import FaithResult
 from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves
+from ._scorer import make_faith_scorer
 from ._solver import TransportProblem, prepare_transport
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "faith_audit",
     "forbidden_moves",
     "gaussianity_diagnostic",
+    "make_faith_scorer",
     "plot_count_changes",
     "prepare_transport",
 ]

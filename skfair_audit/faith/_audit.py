@@ -21,8 +21,10 @@ from ._solver import check_epsilon, prepare_transport
 
 __all__ = ["faith_audit", "check_delta"]
 
-#: Below this many audit rows (or resampled rows) the bootstrap is a poor guide: warn.
+#: Below this many audit rows, or resampled rows of m-out-of-n / subsampling, the bootstrap
+#: is a poor guide: warn.
 MIN_BOOTSTRAP_ROWS = 50
+MIN_RESAMPLE_ROWS = 20
 
 
 class SmallSampleWarning(UserWarning):
@@ -168,11 +170,11 @@ def faith_audit(
     delta = check_delta(delta, loss)
     confidence_level = check_confidence_level(confidence_level)
     scheme = bootstrap_scheme(method, n, m=m, numerical_step=numerical_step)
-    resampled_rows = scheme.m if scheme.m is not None else n
-    if min(n, resampled_rows) < MIN_BOOTSTRAP_ROWS:
+    if n < MIN_BOOTSTRAP_ROWS or (scheme.m is not None and scheme.m < MIN_RESAMPLE_ROWS):
         warnings.warn(
-            f"the audit sample has n={n} rows (resamples of {resampled_rows}); with fewer than "
-            f"{MIN_BOOTSTRAP_ROWS} the bootstrap intervals are not meaningful.",
+            f"the audit sample has n={n} rows (resamples of m={scheme.m}); with fewer than "
+            f"{MIN_BOOTSTRAP_ROWS} rows (or m below {MIN_RESAMPLE_ROWS}) the bootstrap "
+            "intervals are not meaningful.",
             SmallSampleWarning,
             stacklevel=2,
         )

@@ -11,7 +11,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._audit import check_delta, faith_audit
-from ._metric import EuclideanMetric, SensitiveSubspaceMetric, check_cost_matrix
+from ._metric import (
+    EuclideanMetric,
+    PrecomputedMetric,
+    SensitiveSubspaceMetric,
+    check_cost_matrix,
+)
 from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves
 from ._solver import check_epsilon, prepare_transport
 
@@ -317,7 +322,12 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
                 )
         else:
             metric = clone(metric)
-        return metric.fit(encoded_train)
+        if isinstance(metric, PrecomputedMetric):
+            # Its matrix is indexed by cells, not by training rows: the cost step checks its
+            # shape against the sample space.
+            encoded_train = None
+        # ``y=None`` positionally: a FrozenEstimator's ``fit`` requires it (and ignores both).
+        return metric.fit(encoded_train, None)
 
     def _features_seen(self):
         if self.features is not None:

@@ -93,9 +93,14 @@ def plot_count_changes(result, *, rows=None, columns=None, ax=None, cmap="RdBu_r
     """
     plt = import_optional("matplotlib.pyplot", "plot the adversarial heat map")
     labels = list(dict.fromkeys(np.asarray(result.cell_labels).tolist()))
+    tables = [count_change_table(result, rows, columns, label) for label in labels]
     if ax is None:
+        n_rows, n_columns = tables[0][0].shape
+        # Room for the tick labels, which name combinations of feature levels.
+        width, height = max(6.0, 2.5 + 0.35 * n_columns), max(4.0, 2.0 + 0.3 * n_rows)
         fig, axes = plt.subplots(
-            1, len(labels), figsize=(6 * len(labels), 5), squeeze=False, constrained_layout=True
+            1, len(labels), figsize=(width * len(labels), height), squeeze=False,
+            constrained_layout=True,
         )
         axes = axes.ravel()
     else:
@@ -103,7 +108,6 @@ def plot_count_changes(result, *, rows=None, columns=None, ax=None, cmap="RdBu_r
         if axes.size != len(labels):
             raise ValueError(f"ax must hold {len(labels)} axes (one per label), got {axes.size}.")
         fig = axes[0].figure
-    tables = [count_change_table(result, rows, columns, label) for label in labels]
     vmax = max(float(np.nanmax(np.abs(t))) for t, _, _ in tables) or 1.0
     for axis, label, (table, row_names, column_names) in zip(axes, labels, tables, strict=True):
         image = axis.imshow(table, cmap=cmap, vmin=-vmax, vmax=vmax, aspect="auto")
