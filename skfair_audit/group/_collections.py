@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._metrics import _as_array, _check_no_missing, _sorted_values
+from ._metrics import _check_no_missing, _sorted_values, as_array
 
 __all__ = [
     "GroupCollection",
@@ -170,7 +170,7 @@ class GroupCollection:
             if not -self.n_groups <= group < self.n_groups:
                 raise IndexError(f"group index {group} out of range ({self.n_groups} groups).")
             return int(group) % self.n_groups
-        mask = _as_array(group, "group mask")
+        mask = as_array(group, "group mask")
         if mask.dtype != bool or mask.shape != (self.n_rows,):
             raise ValueError(
                 f"a group must be a name, an index or a boolean mask of length {self.n_rows}."
@@ -261,7 +261,7 @@ def _columns(data, attributes):
         if missing:
             raise ValueError(f"attributes {missing} are not keys of the data.")
         return {str(a): data[a] for a in names}
-    arr = _as_array(data, "data")
+    arr = as_array(data, "data")
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:
@@ -273,7 +273,7 @@ def _columns(data, attributes):
 def _levels(column):
     """(codes, levels) of a categorical column; pandas categories keep their order."""
     categories = getattr(getattr(column, "cat", None), "categories", None)
-    values = _as_array(column, "attribute")
+    values = as_array(column, "attribute")
     if values.ndim != 1:
         raise ValueError("every attribute must be one-dimensional.")
     _check_no_missing(values, "an attribute")
@@ -355,7 +355,7 @@ def intersections(data, attributes=None, *, depth=None, min_size=0, include_all=
 
 
 def _grid(x, grid, n_bins, name):
-    x = _as_array(x, name).astype(float)
+    x = as_array(x, name).astype(float)
     if x.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional.")
     if np.isnan(x).any():
@@ -486,7 +486,7 @@ def masks(data, names=None, *, min_size=0):
     if hasattr(data, "columns"):
         names = list(map(str, data.columns)) if names is None else list(names)
         data = data.to_numpy()
-    arr = _as_array(data, "masks")
+    arr = as_array(data, "masks")
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.dtype != bool:
@@ -521,7 +521,7 @@ def tree_leaves(tree, X, feature_names=None):
     >>> tree_leaves(t, X, ["age"]).names
     ('age <= 1.5', 'age > 1.5')
     """
-    X = _as_array(X, "X")
+    X = as_array(X, "X")
     inner = tree.tree_
     if feature_names is None:
         feature_names = getattr(tree, "feature_names_in_", None)

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import check_alpha
 from ._collections import GroupCollection, boxes, intersections, intervals
-from ._metrics import _BINARY, _as_array, get_metric
+from ._metrics import POS_LABEL_METRICS, as_array, get_metric
 from ._procedures import certify_bounds, certify_threshold, equalized_odds, flag_groups
 
 __all__ = ["GroupDisparityAuditor"]
@@ -22,10 +22,6 @@ PROCEDURES = ("bounds", "threshold", "flag", "equalized_odds")
 GROUP_KINDS = ("intersections", "intervals", "boxes")
 RESPONSE_METHODS = ("predict", "predict_proba", "decision_function")
 _DEFAULT_ALTERNATIVE = {"bounds": "two-sided", "threshold": "greater", "flag": "greater"}
-# metrics (canonical names) whose positive label defaults to ``classes_[1]``
-_POSITIVE_LABEL_METRICS = frozenset(_BINARY) | {
-    "selection_rate", "calibration", "calibration_residual",
-}
 
 
 class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
@@ -343,14 +339,14 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
     def _predictions(self, X):
         model_X = self._model_input(X)
         if self.response_method == "predict":
-            return _as_array(self.estimator_.predict(model_X), "predictions")
+            return as_array(self.estimator_.predict(model_X), "predictions")
         response = getattr(self.estimator_, self.response_method, None)
         if response is None:
             raise ValueError(
                 f"response_method={self.response_method!r}: "
                 f"{type(self.estimator_).__name__} has no such method."
             )
-        scores = _as_array(response(model_X), "scores")
+        scores = as_array(response(model_X), "scores")
         if self.response_method == "predict_proba":
             if scores.ndim != 2 or scores.shape[1] != 2:
                 raise ValueError(
@@ -378,11 +374,11 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
             return {f"x{j}": arr[:, j] for j in positions}
         if isinstance(sensitive_features, Mapping):
             data = dict(sensitive_features)
-            lengths = {len(_as_array(v, "sensitive feature")) for v in data.values()}
+            lengths = {len(as_array(v, "sensitive feature")) for v in data.values()}
         elif hasattr(sensitive_features, "columns"):
             data, lengths = sensitive_features, {sensitive_features.shape[0]}
         else:
-            arr = _as_array(sensitive_features, "sensitive_features")
+            arr = as_array(sensitive_features, "sensitive_features")
             if arr.ndim == 1:
                 name = getattr(sensitive_features, "name", None) or "sensitive"
                 data = {str(name): sensitive_features}
@@ -411,7 +407,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         kind = self.groups or "intersections"
         if kind == "intersections":
             for name, col in zip(names, columns, strict=True):
-                values = _as_array(col, f"sensitive feature {name!r}")
+                values = as_array(col, f"sensitive feature {name!r}")
                 if values.dtype.kind == "f" and np.any(np.isfinite(values) & (values % 1 != 0)):
                     raise ValueError(
                         f"sensitive feature {name!r} is continuous (non-integer floats); use "
@@ -441,7 +437,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
                 raise ValueError("pos_label can only be combined with a metric given by name.")
             return get_metric(metric)
         name = get_metric(metric).name
-        if name not in _POSITIVE_LABEL_METRICS:
+        if name not in POS_LABEL_METRICS:
             if pos_label is not None:
                 raise ValueError(f"metric {name!r} takes no pos_label.")
             return get_metric(metric)

@@ -23,7 +23,7 @@ import numpy as np
 __all__ = ["Metric", "get_metric", "available_metrics"]
 
 
-def _as_array(values, name: str) -> np.ndarray:
+def as_array(values, name: str) -> np.ndarray:
     """Numpy view of a list / Series / DataFrame column (pandas never imported here)."""
     if hasattr(values, "to_numpy"):
         values = values.to_numpy()
@@ -98,6 +98,10 @@ _BINARY = {
     "negative_predictive_value": ("pred_neg", "y_neg"),
     "false_omission_rate": ("pred_neg", "y_pos"),
 }
+
+#: Metrics (canonical names) that take a ``pos_label``: the positive label of a model's
+#: output defaults to ``classes_[1]`` for them.
+POS_LABEL_METRICS = frozenset(_BINARY) | {"selection_rate", "calibration", "calibration_residual"}
 
 
 def _binary_events(y, y_pred, pos_label, metric):
@@ -260,8 +264,8 @@ class Metric:
             :math:`L_i` (meaningful on the masked rows; other rows are 0).
         rows : ndarray of bool, shape (n,)
         """
-        y = _as_array(y, "y")
-        y_pred = _as_array(y_pred, "y_pred")
+        y = as_array(y, "y")
+        y_pred = as_array(y_pred, "y_pred")
         if y.shape[0] != y_pred.shape[0]:
             raise ValueError(
                 f"y and y_pred have different lengths ({y.shape[0]} and {y_pred.shape[0]})."

@@ -47,7 +47,7 @@ from ._bootstrap import (
     run_bootstrap,
 )
 from ._collections import GroupCollection, intersections, masks, tree_leaves
-from ._metrics import _as_array, get_metric
+from ._metrics import as_array, get_metric
 from ._multiple_testing import benjamini_hochberg
 from ._results import (
     EqualizedOddsResult,
@@ -96,16 +96,18 @@ def _as_collection(groups, n_rows):
         collection = groups
     elif hasattr(groups, "columns") or isinstance(groups, Mapping):
         collection = intersections(groups)
-    elif hasattr(groups, "to_numpy") and getattr(groups, "ndim", 1) == 1:
+    elif np.ndim(groups) == 1:
+        # One attribute (a Series, a list or a 1-D array of labels): its groups.
         collection = intersections({getattr(groups, "name", None) or "group": groups})
     else:
-        arr = _as_array(groups, "groups")
+        arr = as_array(groups, "groups")
         if arr.ndim == 2 and arr.dtype == bool:
             collection = masks(arr)
         else:
             raise ValueError(
                 "groups must be a GroupCollection, a DataFrame / mapping of sensitive "
-                "attributes, a Series or a boolean (n_rows, n_groups) mask array."
+                "attributes, a 1-D array of group labels or a boolean (n_rows, n_groups) mask "
+                "array."
             )
     if collection.n_rows != n_rows:
         raise ValueError(
@@ -150,7 +152,7 @@ def _prepare(y, y_pred, groups, metric, target, pos_label, *, allow_reference=Tr
                     "collection (pass a boolean row mask for another reference group)."
                 ) from None
         else:
-            reference = _as_array(target, "target")
+            reference = as_array(target, "target")
             if reference.dtype != bool or reference.shape != rows.shape:
                 raise ValueError(
                     "target must be a number, 'overall', a group name or a boolean row mask "
@@ -625,10 +627,10 @@ def flag_groups_split(
     metric = _resolve_metric(metric, pos_label)
     if feature_names is None and hasattr(X, "columns"):
         feature_names = [str(c) for c in X.columns]
-    X_arr = _as_array(X, "X")
+    X_arr = as_array(X, "X")
     if X_arr.ndim == 1:
         X_arr = X_arr[:, None]
-    y_arr, p_arr = _as_array(y, "y"), _as_array(y_pred, "y_pred")
+    y_arr, p_arr = as_array(y, "y"), as_array(y_pred, "y_pred")
     if not (X_arr.shape[0] == y_arr.shape[0] == p_arr.shape[0]):
         raise ValueError("X, y and y_pred must have the same number of rows.")
     values, rows = metric.evaluate(y_arr, p_arr)

@@ -44,7 +44,7 @@ import numpy as np
 from .._resampling import MultinomialCounts, default_batch_size, resample
 from ..utils import check_alpha
 from ._bootstrap import critical_value
-from ._metrics import _as_array
+from ._metrics import as_array
 from ._procedures import _check_choice, _resolve_metric
 from ._results import RKHSBoundsResult, _as_2d
 
@@ -217,7 +217,7 @@ def rkhs_tilt_bounds(
         raise ValueError(f"bandwidth must be positive, got {bandwidth!r}.")
     metric = _resolve_metric(metric, pos_label)
     values, rows = metric.evaluate(y, y_pred)
-    X = _as_2d(_as_array(X, "X"))
+    X = _as_2d(as_array(X, "X"))
     if X.shape[0] != values.size:
         raise ValueError(f"X has {X.shape[0]} rows but y has {values.size}.")
     if np.isnan(X).any():

@@ -326,3 +326,16 @@ def test_split_flagging_finds_planted_region():
     flagged = [name for name, f in zip(res.names, res.flagged, strict=True) if f]
     assert flagged and all("income > 0.7" in name for name in flagged)
     assert res.groups.kind == "tree" and res.n < n
+
+
+def test_groups_as_plain_label_array_or_list():
+    rng = np.random.default_rng(5)
+    labels = rng.choice(["a", "b", "c"], 600)
+    y = rng.integers(0, 2, 600)
+    y_pred = rng.integers(0, 2, 600)
+    kwargs = dict(metric="error_rate", n_resamples=50, random_state=0)
+    from_array = certify_bounds(y, y_pred, labels, **kwargs)
+    from_list = certify_bounds(y, y_pred, labels.tolist(), **kwargs)
+    assert list(from_array.names) == list(from_list.names)
+    np.testing.assert_array_equal(from_array.lower, from_list.lower)
+    assert len(from_array.names) == 3
