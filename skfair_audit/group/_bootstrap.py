@@ -74,15 +74,21 @@ class SufficientStatistics:
 
     @classmethod
     def from_rows(cls, cell_of_row, values, n_cells, reference=None):
-        cell_of_row = np.asarray(cell_of_row, dtype=np.intp)
+        cell_of_row = np.asarray(cell_of_row, dtype=np.int64)
         values = np.asarray(values, dtype=float)
-        ref = np.zeros(values.size, dtype=bool) if reference is None else np.asarray(reference)
-        keys = np.column_stack([cell_of_row.astype(float), ref.astype(float), values])
-        uniq, row_atom, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        ref = np.zeros(values.size, dtype=np.int64) if reference is None else (
+            np.asarray(reference).astype(np.int64))
+        # One integer key per (cell, reference, value): sorted like the row-wise unique of
+        # the three columns, and far faster on millions of rows.
+        levels, value_code = np.unique(values, return_inverse=True)
+        key = (cell_of_row * 2 + ref) * levels.size + value_code.ravel()
+        keys, row_atom, counts = np.unique(key, return_inverse=True, return_counts=True)
+        cell_ref, atom_value_code = np.divmod(keys, levels.size)
+        atom_cell, atom_reference = np.divmod(cell_ref, 2)
         return cls(
-            atom_cell=uniq[:, 0].astype(np.intp),
-            atom_value=uniq[:, 2].copy(),
-            atom_reference=uniq[:, 1].astype(bool),
+            atom_cell=atom_cell.astype(np.intp),
+            atom_value=levels[atom_value_code],
+            atom_reference=atom_reference.astype(bool),
             atom_count=counts.astype(np.int64),
             row_atom=row_atom.ravel().astype(np.intp),
             n_cells=int(n_cells),
@@ -212,11 +218,19 @@ class DisparityProcess:
         if self.kadane:
             return self._kadane(counts)
         n_c, s_c, theta_b = self.cell_replicates(counts)
-        out = np.empty((n_c.shape[0], 2))
+        out = np.zeros((n_c.shape[0], 2))
+        if not np.any(self.active):
+            return out
+        scales = self.scales[self.active]
+        if self.epsilons[0] == self.epsilons[1]:
+            # Bounds: one process, both tails (the group sums dominate the cost).
+            t = self._from_cells(n_c, s_c, theta_b, self.epsilons[0], self.groups.group_sums)
+            scaled = t[:, self.active] / scales
+            out[:, 0], out[:, 1] = scaled.max(axis=1), (-scaled).max(axis=1)
+            return out
         for k, (eps, sign) in enumerate(zip(self.epsilons, (1.0, -1.0), strict=True)):
             t = self._from_cells(n_c, s_c, theta_b, eps, self.groups.group_sums)
-            scaled = sign * t[:, self.active] / self.scales[self.active]
-            out[:, k] = scaled.max(axis=1) if scaled.shape[1] else 0.0
+            out[:, k] = (sign * t[:, self.active] / scales).max(axis=1)
         return out
 
     def _kadane(self, counts):

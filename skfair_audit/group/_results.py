@@ -179,7 +179,8 @@ class GroupBoundsResult(_GroupLookup):
                     "for a bound without guarantee."
                 ) from None
             return self._outside_bound(group)
-        return GroupBound(self.names[j], int(self.sizes[j]), float(self.estimates[j]),
+        name = group if isinstance(group, str) else self.names[j]
+        return GroupBound(name, int(self.sizes[j]), float(self.estimates[j]),
                           float(self.lower[j]), float(self.upper[j]), True)
 
     def confidence_interval(self, group, *, allow_outside=False) -> ConfidenceInterval:

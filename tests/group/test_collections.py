@@ -116,8 +116,10 @@ def test_masks_lookup_duplicates_and_empties():
     assert not g.contains(np.array([True, True, True]))
     with pytest.raises(ValueError, match="not the row set"):
         g.index(np.array([True, True, False]))
+    # A duplicate has its twin's rows, hence its twin's bound; an empty group has none.
+    assert g.index("b") == g.index("a") == 0
     with pytest.raises(KeyError):
-        g.index("b")
+        g.index("c")
 
 
 def test_masks_from_dataframe():

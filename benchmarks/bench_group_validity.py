@@ -1,0 +1,345 @@
+"""Validity of the group audit: simultaneous coverage of the bounds, FDR and power of flagging.
+
+Usage::
+
+    python benchmarks/bench_group_validity.py [--quick] [--reps 500] [--resamples 500]
+                                              [--n-jobs 2] [--seed 20240501]
+
+Designs (``benchmarks/_group_synthetic.py``, exact truth from the population):
+
+* ``intersections``: attributes A (2 levels) x B (3) x C (4), every intersection up to depth 3
+  (59 groups, the smallest with probability 0.0225); metric the error rate, target the overall
+  error rate (estimated, re-estimated in every bootstrap replicate);
+* ``intervals``: x ~ U(0, 5), 50 bins of width 0.1, all 1,275 grid intervals; metric the
+  miscoverage indicator, known target 0.1.
+
+Each has a ``null`` configuration (every disparity is 0) and an ``alternative`` one (pockets
+of atoms / a bump of x with higher error; 8 of 59 groups and 493 of 1,275 intervals have
+``epsilon(G) > 0.05``). For every (design, configuration, n in {1,000, 5,000, 20,000}) the
+script draws ``reps`` audit trails and, on each, runs
+
+* :func:`skfair_audit.group.certify_bounds` with ``alpha = 0.1``, ``B = resamples``, for
+  ``scale="unscaled"`` and ``"rescaled"`` (``p_star = 0.01``, ``w0 = inf``), one-sided lower
+  bounds and two-sided intervals (same bootstrap seed). Simultaneous coverage is the
+  fraction of audits where *every* reported group satisfies ``lower <= epsilon(G)``
+  (``<= upper`` too for two-sided): nominal 90%; acceptance target -2/+3 points at
+  ``n >= 5,000``;
+* :func:`skfair_audit.group.flag_groups` (delta-method p-values, Benjamini-Hochberg at
+  ``q = 0.1``, ``alternative="greater"``). Alternative configuration: ``epsilon0 = 0.05``,
+  nulls are the groups with ``epsilon(G) <= 0.05``; FDR = mean false discovery proportion,
+  power = mean fraction of non-null groups flagged. Null configuration: ``epsilon0 = 0``, so
+  every group sits on the boundary of its null and the FDR equals the probability of any
+  flag. For intersections the FDR is reported for the estimated overall target (the
+  audit's default) and for the known true target (the setting of the paper's FDR theorem).
+
+Monte Carlo standard errors are ``sqrt(p (1 - p) / reps)`` for coverage and
+``sd / sqrt(reps)`` for FDR and power. Seeds: audit trail and bootstrap of repetition ``r`` of
+setting ``(design, configuration, n)`` come from ``SeedSequence([seed, design, config, n, r])``,
+so results do not depend on ``--n-jobs`` or chunking.
+
+Writes ``benchmarks/results/group_validity.{csv,json}`` (``--quick``: ``group_validity_quick``)
+with the exact command, versions, seeds and elapsed time, and prints the tables.
+
+Run time (2 shared cores, ``--n-jobs 2``, BLAS single-threaded): ``--quick`` (60 reps,
+B = 500) about 1.5 minutes; the full run (500 reps, B = 500: 12 settings x 500 audits x 4
+bootstraps = 24,000 bootstraps) about 13 minutes (measured: see ``elapsed_seconds`` in the
+JSON).
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import csv  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import scipy  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _group_synthetic import categorical_design, interval_design  # noqa: E402
+
+import skfair_audit  # noqa: E402
+from skfair_audit.group import (  # noqa: E402
+    certify_bounds,
+    flag_groups,
+    intersections,
+    intervals,
+)
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DESIGNS = ("intersections", "intervals")
+CONFIGS = ("null", "alternative")
+SIZES = (1_000, 5_000, 20_000)
+SCALES = ("unscaled", "rescaled")
+ALPHA = 0.1
+Q = 0.1
+EPSILON0_ALT = 0.05
+P_STAR = 0.01
+# groups whose lower-bound margin (estimate - lower bound) is reported
+LARGE_GROUP = {"intersections": "A=0", "intervals": "x in [0, 5]"}
+SMALL_GROUP = {"intersections": "A=1 & B=2 & C=3", "intervals": "x in [3.4, 3.5)"}
+
+
+def make_design(design, config):
+    return categorical_design(config) if design == "intersections" else interval_design(config)
+
+
+def design_truth(design, config, _cache={}):  # noqa: B006 - per-process memo of the truth
+    if (design, config) not in _cache:
+        _cache[design, config] = make_design(design, config).truth()
+    return _cache[design, config]
+
+
+def audit_inputs(design, model, n, rng):
+    """``(y, y_pred, collection, target)`` of one simulated audit trail."""
+    data = model.sample(n, rng)
+    if design == "intersections":
+        groups = intersections(data["attributes"], depth=model.depth)
+        target = "overall"
+    else:
+        groups = intervals(data["x"], grid=model.edges)
+        target = model.theta
+    return data["y"], data["y_pred"], groups, target
+
+
+def one_audit(design, config, n, rep, seed, n_resamples):
+    """All measurements on one audit trail (a flat dict)."""
+    model = make_design(design, config)
+    truth = design_truth(design, config)
+    data_seq, boot_seq = np.random.SeedSequence(
+        [seed, DESIGNS.index(design), CONFIGS.index(config), n, rep]
+    ).spawn(2)
+    y, y_pred, groups, target = audit_inputs(design, model, n, np.random.default_rng(data_seq))
+    eps = np.array([truth[name][2] for name in groups.names])
+    out = {"n_groups": len(groups.names)}
+    boot_seed = int(boot_seq.generate_state(1)[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for scale in SCALES:
+            common = dict(metric="error_rate", target=target, alpha=ALPHA, scale=scale,
+                          p_star=P_STAR, n_resamples=n_resamples, random_state=boot_seed,
+                          n_jobs=1)
+            low = certify_bounds(y, y_pred, groups, alternative="lower", **common)
+            two = certify_bounds(y, y_pred, groups, alternative="two-sided", **common)
+            out[f"cover_lower_{scale}"] = bool(np.all(low.lower <= eps))
+            out[f"cover_two_{scale}"] = bool(np.all((two.lower <= eps) & (eps <= two.upper)))
+            out[f"crit_{scale}"] = low.critical_value
+            margin = low.estimates - low.lower
+            out[f"margin_median_{scale}"] = float(np.median(margin))
+            index = {name: j for j, name in enumerate(low.names)}
+            for label, name in (("large", LARGE_GROUP[design]), ("small", SMALL_GROUP[design])):
+                out[f"margin_{label}_{scale}"] = (
+                    float(margin[index[name]]) if name in index else float("nan")
+                )
+        flag_targets = {"estimated": target}
+        if design == "intersections":
+            flag_targets["known"] = model.theta
+        epsilon0 = EPSILON0_ALT if config == "alternative" else 0.0
+        null = eps <= epsilon0
+        for label, tgt in flag_targets.items():
+            res = flag_groups(y, y_pred, groups, metric="error_rate", target=tgt,
+                              epsilon0=epsilon0, alternative="greater", q=Q)
+            flagged = res.flagged
+            n_flag = int(flagged.sum())
+            out[f"fdp_{label}"] = float((flagged & null).sum() / max(n_flag, 1))
+            out[f"n_flagged_{label}"] = n_flag
+            n_nonnull = int((~null).sum())
+            out[f"power_{label}"] = (
+                float((flagged & ~null).sum() / n_nonnull) if n_nonnull else float("nan")
+            )
+    return out
+
+
+def run_chunk(design, config, n, reps, seed, n_resamples):
+    return [one_audit(design, config, n, r, seed, n_resamples) for r in reps]
+
+
+def mean_se(values):
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return float("nan"), float("nan")
+    return float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
+
+
+def summarize(design, config, n, records):
+    reps = len(records)
+    rows = []
+    base = {"design": design, "config": config, "n": n, "reps": reps,
+            "n_groups": int(np.median([r["n_groups"] for r in records]))}
+    for scale in SCALES:
+        for sided in ("lower", "two"):
+            cov = float(np.mean([r[f"cover_{sided}_{scale}"] for r in records]))
+            se = math.sqrt(cov * (1 - cov) / reps)
+            diff = 100 * (cov - (1 - ALPHA))
+            rows.append({
+                **base, "quantity": f"coverage_{'lower' if sided == 'lower' else 'two_sided'}",
+                "scale": scale, "target_kind": "overall" if design == "intersections"
+                else "known", "nominal": 1 - ALPHA, "estimate": cov, "mc_se": se,
+                "within_target": bool(-2.0 <= diff <= 3.0) if n >= 5000 else None,
+                "mean_critical_value": float(np.mean([r[f"crit_{scale}"] for r in records])),
+                "mean_median_margin": mean_se([r[f"margin_median_{scale}"] for r in records])[0],
+                "mean_margin_large_group": mean_se(
+                    [r[f"margin_large_{scale}"] for r in records])[0],
+                "mean_margin_small_group": mean_se(
+                    [r[f"margin_small_{scale}"] for r in records])[0],
+            })
+    labels = ("estimated", "known") if design == "intersections" else ("estimated",)
+    for label in labels:
+        kind = ("overall" if label == "estimated" else "known") if design == "intersections" \
+            else "known"
+        fdr, fdr_se = mean_se([r[f"fdp_{label}"] for r in records])
+        common = {**base, "scale": "", "target_kind": kind, "nominal": Q,
+                  "mean_critical_value": None, "mean_median_margin": None,
+                  "mean_margin_large_group": None, "mean_margin_small_group": None}
+        rows.append({**common, "quantity": "fdr", "estimate": fdr, "mc_se": fdr_se,
+                     "within_target": bool(fdr <= Q + 2 * fdr_se),
+                     "mean_flagged": float(np.mean([r[f"n_flagged_{label}"] for r in records]))})
+        if config == "alternative":
+            pw, pw_se = mean_se([r[f"power_{label}"] for r in records])
+            rows.append({**common, "quantity": "power", "nominal": None, "estimate": pw,
+                         "mc_se": pw_se, "within_target": None,
+                         "mean_flagged": float(np.mean(
+                             [r[f"n_flagged_{label}"] for r in records]))})
+    return rows
+
+
+def truth_summary():
+    out = {}
+    for design in DESIGNS:
+        for config in CONFIGS:
+            model = make_design(design, config)
+            eps = np.array([v[2] for v in model.truth().values()])
+            probs = np.array([v[0] for v in model.truth().values()])
+            eps0 = EPSILON0_ALT if config == "alternative" else 0.0
+            out[f"{design}/{config}"] = {
+                "n_groups": int(eps.size), "theta": model.theta,
+                "min_group_probability": float(probs.min()),
+                "max_disparity": float(eps.max()), "min_disparity": float(eps.min()),
+                "flagging_epsilon0": eps0, "n_nonnull": int((eps > eps0).sum()),
+            }
+    return out
+
+
+def versions():
+    return {"python": sys.version.split()[0], "numpy": np.__version__,
+            "scipy": scipy.__version__, "skfair_audit": skfair_audit.__version__,
+            "platform": platform.platform(), "machine": platform.machine(),
+            "cpu_count": os.cpu_count(),
+            "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+            "load_average_at_end": os.getloadavg()}
+
+
+def print_tables(rows):
+    print("\nSimultaneous coverage of 90% bounds (MC se in parentheses)")
+    print(f"{'design':14s}{'config':12s}{'n':>7s} {'scale':9s}{'lower':>16s}{'two-sided':>16s}"
+          f"{'median margin':>15s}")
+    cov = [r for r in rows if r["quantity"].startswith("coverage")]
+    keys = sorted({(r["design"], r["config"], r["n"], r["scale"]) for r in cov},
+                  key=lambda k: (DESIGNS.index(k[0]), CONFIGS.index(k[1]), k[2], k[3]))
+    for key in keys:
+        pair = {r["quantity"]: r for r in cov if (r["design"], r["config"], r["n"],
+                                                  r["scale"]) == key}
+        lo, tw = pair["coverage_lower"], pair["coverage_two_sided"]
+        print(f"{key[0]:14s}{key[1]:12s}{key[2]:>7d} {key[3]:9s}"
+              f"{100 * lo['estimate']:9.1f} ({100 * lo['mc_se']:.1f})"
+              f"{100 * tw['estimate']:9.1f} ({100 * tw['mc_se']:.1f})"
+              f"{lo['mean_median_margin']:15.4f}")
+    print("\nBenjamini-Hochberg flagging at q = 0.1")
+    print(f"{'design':14s}{'config':12s}{'n':>7s} {'target':9s}{'FDR':>16s}{'power':>16s}")
+    fl = [r for r in rows if r["quantity"] in ("fdr", "power")]
+    keys = sorted({(r["design"], r["config"], r["n"], r["target_kind"]) for r in fl},
+                  key=lambda k: (DESIGNS.index(k[0]), CONFIGS.index(k[1]), k[2], k[3]))
+    for key in keys:
+        pair = {r["quantity"]: r for r in fl if (r["design"], r["config"], r["n"],
+                                                 r["target_kind"]) == key}
+        f = pair["fdr"]
+        p = pair.get("power")
+        ptxt = f"{100 * p['estimate']:9.1f} ({100 * p['mc_se']:.1f})" if p else f"{'-':>16s}"
+        print(f"{key[0]:14s}{key[1]:12s}{key[2]:>7d} {key[3]:9s}"
+              f"{100 * f['estimate']:9.1f} ({100 * f['mc_se']:.1f}){ptxt}")
+
+
+def save(rows, args, reps, timings, elapsed, complete):
+    """Write the CSV and JSON (after every setting, so a partial run leaves results)."""
+    stem = "group_validity_quick" if args.quick else "group_validity"
+    RESULTS.mkdir(exist_ok=True)
+    fields = ["design", "n_groups", "config", "n", "quantity", "scale", "target_kind",
+              "nominal", "estimate", "mc_se", "within_target", "reps", "mean_critical_value",
+              "mean_median_margin", "mean_margin_large_group", "mean_margin_small_group",
+              "mean_flagged"]
+    with open(RESULTS / f"{stem}.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in fields})
+    meta = {
+        "command": "python benchmarks/bench_group_validity.py " + " ".join(sys.argv[1:]),
+        "seed": args.seed,
+        "seed_scheme": "SeedSequence([seed, design_index, config_index, n, rep]).spawn(2) "
+                       "-> (audit trail, bootstrap)",
+        "reps": reps, "n_resamples": args.resamples, "alpha": ALPHA, "q": Q,
+        "p_star": P_STAR, "w0": "inf", "epsilon0_alternative": EPSILON0_ALT,
+        "epsilon0_null": 0.0, "sizes": list(SIZES), "n_jobs": args.n_jobs,
+        "acceptance": "coverage within -2/+3 points of 90% at n >= 5000",
+        "margin_groups": {"large": LARGE_GROUP, "small": SMALL_GROUP},
+        "truth": truth_summary(), "versions": versions(),
+        "elapsed_seconds": round(elapsed, 1), "complete": complete,
+        "setting_seconds": timings, "rows": rows,
+    }
+    (RESULTS / f"{stem}.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return stem
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="60 repetitions per setting")
+    parser.add_argument("--reps", type=int, default=None, help="repetitions per setting")
+    parser.add_argument("--resamples", type=int, default=500, help="bootstrap replicates B")
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=20240501)
+    args = parser.parse_args(argv)
+    reps = args.reps or (60 if args.quick else 500)
+
+    from joblib import Parallel, delayed
+
+    start = time.perf_counter()
+    rows, timings = [], {}
+    n_chunks = max(1, 2 * args.n_jobs)
+    with Parallel(n_jobs=args.n_jobs) as parallel:
+        for design in DESIGNS:
+            for config in CONFIGS:
+                for n in SIZES:
+                    t0 = time.perf_counter()
+                    chunks = np.array_split(np.arange(reps), n_chunks)
+                    parts = parallel(
+                        delayed(run_chunk)(design, config, n, chunk.tolist(), args.seed,
+                                           args.resamples)
+                        for chunk in chunks if chunk.size
+                    )
+                    records = [r for part in parts for r in part]
+                    rows.extend(summarize(design, config, n, records))
+                    timings[f"{design}/{config}/{n}"] = round(time.perf_counter() - t0, 2)
+                    save(rows, args, reps, timings, time.perf_counter() - start, complete=False)
+                    print(f"  {design}/{config}/n={n}: {reps} audits in "
+                          f"{timings[f'{design}/{config}/{n}']:.1f} s", flush=True)
+    elapsed = time.perf_counter() - start
+    print_tables(rows)
+    stem = save(rows, args, reps, timings, elapsed, complete=True)
+    print(f"\nwrote {RESULTS / stem}.csv/.json in {elapsed:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
