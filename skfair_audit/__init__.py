@@ -19,6 +19,8 @@ _LAZY = {
     "faith": None,
     "group": None,
     "model_selection": None,
+    "report": None,
+    "scale": None,
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -69,13 +69,42 @@ def test_cli_help_and_errors(capsys, monkeypatch, tmp_path, closed_port_url):
     code = main(["demo", "--data-home", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == EXIT_ERROR
-    assert err.startswith("skfair-audit: error:") and "Traceback" not in err
+    # progress lines first, then the error in one line
+    assert err.splitlines()[-1].startswith("skfair-audit: error:") and "Traceback" not in err
 
 
 @pytest.mark.real_data
-def test_demo_runs_on_real_data(compas_bunch, capsys):
+def test_demo_runs_on_real_data(compas_bunch, capsys, tmp_path):
+    """The README's main job end to end (``--fast``: fewer resamples and candidates)."""
+    import json
+    from html.parser import HTMLParser
+
     from skfair_audit._cli import EXIT_PASS, main
 
-    assert main(["demo"]) == EXIT_PASS
-    out = capsys.readouterr().out
-    assert "5,278 defendants" in out
+    output = tmp_path / "report"
+    assert main(["demo", "--fast", "--output", str(output)]) == EXIT_PASS
+    out, err = capsys.readouterr()
+    assert "5,278 defendants" in out and "6,172 defendants" in out
+    assert "epsilon = 0" in out and "delta = 0.05" in out
+    # the paper's PPV comparison: African-American minus Caucasian PPV is +0.0547
+    assert "+0.0547" in out
+    assert "3 group(s) flagged: sex=Female;" in out
+    assert "Report written to" in out and "FaiTH audit" in err  # progress on stderr
+
+    class Images(HTMLParser):
+        sources = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "img":
+                self.sources.append(dict(attrs)["src"])
+
+    parser = Images()
+    parser.feed((output / "report.html").read_text())
+    # heat map, PPV bounds, two flag plots, trade-off
+    assert len(parser.sources) == 5
+    assert all(s.startswith("data:image/png;base64,iVBORw0KGgo") for s in parser.sources)
+    report = json.loads((output / "report.json").read_text())
+    keys = [s["key"] for s in report["sections"]]
+    assert keys == ["data", "faith", "ppv_bounds", "ppv_flags", "fpr_flags", "selection"]
+    assert report["command"].startswith("skfair-audit demo --fast")
+    assert (output / "report.md").read_text().startswith("# skfair_audit demonstration")

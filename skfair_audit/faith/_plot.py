@@ -9,7 +9,19 @@ import numpy as np
 from ..utils import import_optional
 
 
-def count_change_table(result, rows=None, columns=None, label=None):
+def _split_features(names, rows, columns):
+    """Features on the rows and on the columns: by default the first half on the rows."""
+    if rows is None and columns is None:
+        half = (len(names) + 1) // 2
+        return names[:half], names[half:]
+    if rows is None:
+        return [f for f in names if f not in columns], list(columns)
+    if columns is None:
+        return list(rows), [f for f in names if f not in rows]
+    return list(rows), list(columns)
+
+
+def count_change_table(result, rows=None, columns=None, label=None, *, short=False):
     """Arrange ``n(Q − f_n)`` of one label into a 2-D table of feature levels.
 
     Parameters
@@ -21,6 +33,9 @@ def count_change_table(result, rows=None, columns=None, label=None):
         on the rows and the rest on the columns.
     label : object
         Keep the cells of this label.
+    short : bool
+        Name the rows and columns by their levels only (``"Male, 25 - 45"``) instead of
+        ``"sex=Male, age_cat=25 - 45"``.
 
     Returns
     -------
@@ -31,13 +46,7 @@ def count_change_table(result, rows=None, columns=None, label=None):
     if result.cell_features is None or result.feature_names is None:
         raise ValueError("the heat map needs a grid audit (cells with feature values).")
     names = list(result.feature_names)
-    if rows is None and columns is None:
-        half = (len(names) + 1) // 2
-        rows, columns = names[:half], names[half:]
-    elif rows is None:
-        rows = [f for f in names if f not in columns]
-    elif columns is None:
-        columns = [f for f in names if f not in rows]
+    rows, columns = _split_features(names, rows, columns)
     unknown = [f for f in [*rows, *columns] if f not in names]
     if unknown:
         raise ValueError(f"unknown feature(s) {unknown}; the grid features are {names}.")
@@ -61,7 +70,8 @@ def count_change_table(result, rows=None, columns=None, label=None):
         table[i, j] = change[k]
 
     def label_of(values, cols):
-        return ", ".join(f"{c}={v}" for c, v in zip(cols, values, strict=True)) or "all"
+        parts = [f"{v}" if short else f"{c}={v}" for c, v in zip(cols, values, strict=True)]
+        return ", ".join(parts) or "all"
 
     return (
         table,
@@ -93,7 +103,10 @@ def plot_count_changes(result, *, rows=None, columns=None, ax=None, cmap="RdBu_r
     """
     plt = import_optional("matplotlib.pyplot", "plot the adversarial heat map")
     labels = list(dict.fromkeys(np.asarray(result.cell_labels).tolist()))
-    tables = [count_change_table(result, rows, columns, label) for label in labels]
+    rows, columns = _split_features(list(result.feature_names or []), rows, columns)
+    tables = [
+        count_change_table(result, rows, columns, label, short=True) for label in labels
+    ]
     if ax is None:
         n_rows, n_columns = tables[0][0].shape
         # Room for the tick labels, which name combinations of feature levels.
@@ -114,5 +127,7 @@ def plot_count_changes(result, *, rows=None, columns=None, ax=None, cmap="RdBu_r
         axis.set_xticks(range(len(column_names)), column_names, rotation=60, ha="right", fontsize=7)
         axis.set_yticks(range(len(row_names)), row_names, fontsize=7)
         axis.set_title(f"label = {label}: change in counts n(Q - f_n)")
+        axis.set_xlabel(", ".join(map(str, columns)), fontsize=8)
+        axis.set_ylabel(", ".join(map(str, rows)), fontsize=8)
         fig.colorbar(image, ax=axis, shrink=0.8)
     return fig

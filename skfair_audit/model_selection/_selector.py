@@ -1,0 +1,751 @@
+"""``FairModelSelector``: the δ-fair model selection of Xue, Yurochkin & Sun (2020, §5.2)."""
+
+from __future__ import annotations
+
+import numbers
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone, is_classifier
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import zero_one_loss
+from sklearn.model_selection import ParameterGrid, StratifiedShuffleSplit, check_cv
+from sklearn.pipeline import Pipeline
+from sklearn.utils import _safe_indexing, check_random_state, get_tags, indexable
+from sklearn.utils._tags import ClassifierTags
+from sklearn.utils.metadata_routing import (
+    MetadataRouter,
+    MethodMapping,
+    _routing_enabled,
+    process_routing,
+)
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import (
+    _check_method_params,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
+
+from ..faith import FaithAuditor
+from ._logistic import default_c_path, l1_logistic_regression
+from ._scorers import bonferroni_level, check_delta, check_on_none, fair_choice
+
+__all__ = ["CoefficientPath", "FairModelSelector", "coefficient_path"]
+
+
+def _default_estimator():
+    return l1_logistic_regression()
+
+
+def _default_auditor():
+    return FaithAuditor(None, epsilon=0.0)
+
+
+def _final_step(estimator):
+    """The last step of a Pipeline (recursively), or the estimator itself."""
+    while isinstance(estimator, Pipeline):
+        estimator = estimator.steps[-1][1]
+    return estimator
+
+
+def _final_prefix(estimator):
+    """``"<step>__"`` prefixes leading to the last step of a (nested) Pipeline."""
+    prefix = ""
+    while isinstance(estimator, Pipeline):
+        name, estimator = estimator.steps[-1]
+        prefix += f"{name}__"
+    return prefix
+
+
+def _n_nonzero_coef(model):
+    coef = getattr(_final_step(model), "coef_", None)
+    if coef is None:
+        return np.nan
+    return float(np.count_nonzero(coef))
+
+
+def _uses_warm_start(estimator):
+    """Whether the user switched ``warm_start`` on anywhere in the estimator."""
+    params = estimator.get_params(deep=True)
+    return any(
+        value is True for key, value in params.items()
+        if key == "warm_start" or key.endswith("__warm_start")
+    )
+
+
+def _int_seed(random_state):
+    """One integer seed for the whole search (an int is kept as is)."""
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _fit_and_audit_fold(
+    estimator, candidates, X, y, train, validation, fit_params, auditor, warm_start
+):
+    """Fit every candidate on one training fold; validation error and FaiTH audit of each.
+
+    With ``warm_start`` the candidates are fitted in grid order on one model, each fit starting
+    from the previous solution; otherwise ``candidates`` holds a single candidate.
+    """
+    X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
+    X_val, y_val = _safe_indexing(X, validation), _safe_indexing(y, validation)
+    fold_params = _check_method_params(X, params=fit_params, indices=train)
+    model = clone(estimator)
+    records = []
+    for params in candidates:
+        start = time.perf_counter()
+        if not warm_start:
+            model = clone(estimator)
+        model.set_params(**params).fit(X_train, y_train, **fold_params)
+        fit_time = time.perf_counter() - start
+        start = time.perf_counter()
+        error = zero_one_loss(y_val, model.predict(X_val))
+        fold_auditor = clone(auditor).set_params(estimator=FrozenEstimator(model))
+        result = fold_auditor.fit(X_train, y_train).audit(X_val, y_val)
+        records.append(
+            {
+                "error": float(error),
+                "statistic": float(result.statistic),
+                "lower_bound": float(result.lower_bound),
+                "upper_bound": float(result.upper_bound),
+                "n_nonzero_coef": _n_nonzero_coef(model),
+                "fit_time": fit_time,
+                "score_time": time.perf_counter() - start,
+            }
+        )
+    return records
+
+
+def _estimator_has(attr):
+    def check(self):
+        if hasattr(self, "best_estimator_"):
+            return hasattr(self.best_estimator_, attr)
+        return hasattr(self._base_estimator(), attr)
+
+    return check
+
+
+class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+    r"""Choose the most accurate model among those that pass the FaiTH δ-fairness test.
+
+    The model-selection strategy of Xue, Yurochkin & Sun (2020, §5.2): fit every candidate
+    (by default ℓ1-penalised logistic regressions along a path of :math:`C = 1/\lambda`) on the
+    training data; on validation data compute its error rate and the one-sided
+    :math:`(1-\alpha)` lower confidence bound :math:`\hat\psi_{\mathrm{low}}` of its FaiTH value
+    :math:`\psi` (the worst-case increase of the error under the fair metric, see
+    :class:`~skfair_audit.faith.FaithAuditor`); the candidates that pass the test of
+    :math:`H_0: \psi \le \delta` are those with :math:`\hat\psi_{\mathrm{low}} < \delta`; choose
+    the one with the lowest validation error:
+
+    .. math::
+
+        \hat k = \operatorname*{arg\,min}_{k \,:\, \hat\psi_{\mathrm{low}, k} < \delta}
+        \widehat{\mathrm{err}}_k .
+
+    Parameters
+    ----------
+    estimator : classifier, default=None
+        The model to tune; any binary classifier (the audit only needs its predictions).
+        ``None`` means :func:`l1_logistic_regression` (ℓ1 on every scikit-learn version), which
+        needs numeric features; for categorical data pass e.g.
+        ``make_pipeline(OneHotEncoder(drop="first"), l1_logistic_regression())``.
+    param_grid : dict or list of dicts, default=None
+        Candidates, as in :class:`~sklearn.model_selection.GridSearchCV`. ``None`` is allowed
+        when the estimator (or a Pipeline's last step) is a ``LogisticRegression``: the grid is
+        then ``{"<prefix>C": default_c_path(X_encoded, y, n_values=30)}``, from the empty model
+        to an essentially unpenalised one, computed on all the data given to :meth:`fit`
+        (encoded by the Pipeline's first steps).
+    delta : float
+        The fairness threshold δ (in units of the loss; for the 0-1 loss, an error rate).
+    protected : list of str or int, default=None
+        Protected attributes (columns of ``X``). Required here or in ``auditor.protected``; if
+        both are given they must agree.
+    cv : int, float, cross-validation generator or iterable, default=5
+        An int k: stratified k-fold. A float in (0, 1): the paper's single train/validation
+        split, stratified, with this validation fraction (seeded by ``random_state``). A
+        splitter or an iterable of ``(train, validation)`` index pairs (e.g. one pair, or a
+        :class:`~sklearn.model_selection.PredefinedSplit`) reproduces a given split exactly.
+    auditor : FaithAuditor, default=None
+        Template of the audit settings: its ``estimator`` is replaced by each fitted candidate
+        (frozen), ``protected`` by the resolved protected attributes, ``confidence_level`` by
+        the per-fold Bonferroni level, ``random_state`` by the search seed, ``delta``, ``n_jobs``
+        and ``verbose`` by ``None``, ``None`` and 0. ``None`` means
+        ``FaithAuditor(None, epsilon=0.0)``: grid sample space, sensitive-subspace fair metric
+        learned on each training fold, 0-1 loss, m-out-of-n bootstrap, 1000 resamples, 95%.
+        At ε = 0, ψ is the increase of the error rate when individuals may be moved to the
+        other protected groups for free (the other features fixed).
+    on_none : {"raise", "fairest"}, default="raise"
+        When no candidate passes: raise :class:`NoFairCandidateError`, or choose the candidate
+        with the smallest combined lower bound with a :class:`NoFairCandidateWarning`.
+    refit : bool or "validated", default=True
+        ``True``: refit the chosen candidate on all the data as ``best_estimator_`` (as
+        ``GridSearchCV``). ``"validated"`` (single split only): ``best_estimator_`` is the
+        chosen candidate fit on the training part, i.e. the very model that passed the audit
+        on the validation part (the paper's procedure). Prefer it when the parameters'
+        meaning depends on the sample size: ``C`` multiplies the *summed* loss, so refitting
+        on more rows with the same ``C`` weakens the penalty and may bring back the
+        variables (e.g. a protected attribute) that the validated model had dropped; the
+        refit model has not been audited. ``False``: no refit.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the bootstrap of every audit and the split when ``cv`` is a float. An int ``s``
+        is used as is: the audits equal those of ``FaithAuditor(..., random_state=s)``.
+    n_jobs : int, default=None
+        Parallel (candidate, fold) fits with :mod:`sklearn.utils.parallel`; the results are
+        identical for any value.
+    verbose : int, default=0
+        Progress messages.
+
+    Attributes
+    ----------
+    cv_results_ : dict of ndarrays
+        One entry per candidate, as in ``GridSearchCV``: ``params``, ``param_<name>``,
+        ``split<k>_test_error``, ``mean_test_error``, ``std_test_error``, ``rank_test_error``
+        (validation error rate); ``split<k>_test_statistic``, ``mean_test_statistic``,
+        ``std_test_statistic`` (FaiTH statistic ψ̂); ``split<k>_test_lower_bound``,
+        ``split<k>_test_upper_bound`` (one-sided bounds at the per-fold level);
+        ``lower_bound``, ``upper_bound`` (the fold bounds combined, see Notes);
+        ``passes`` (``lower_bound < delta``); ``split<k>_n_nonzero_coef``, ``n_nonzero_coef``
+        (mean over folds; NaN for models without ``coef_``); ``mean_fit_time``,
+        ``std_fit_time``, ``mean_score_time``, ``std_score_time``.
+    best_index_ : int
+    best_params_ : dict
+    best_estimator_ : classifier
+        The chosen candidate refit on all the data (when ``refit``).
+    classes_ : ndarray of shape (2,)
+    n_splits_ : int
+    param_grid_ : dict or list of dicts
+        The grid searched (the default C path when ``param_grid`` is None).
+    protected_ : list
+    fold_confidence_level_ : float
+        The per-fold level of the bounds, :math:`1 - \alpha/k`.
+    refit_time_ : float
+    n_features_in_ : int
+    feature_names_in_ : ndarray, when ``X`` has string column names
+
+    See Also
+    --------
+    delta_fair_refit : the same choice inside ``GridSearchCV``.
+    skfair_audit.faith.FaithAuditor : the audit of one model.
+
+    Notes
+    -----
+    **Several folds.** Each fold's model is a different model, audited on its own validation
+    fold with a metric learned on its own training fold. A candidate passes when its FaiTH
+    lower bound is below δ on **every** fold, each bound computed at the Bonferroni level
+    :math:`1 - \alpha/k`: by the union bound the discarding rule "some fold rejects
+    :math:`\psi_j \le \delta`" is a level-α test of "all k fold models are δ-fair", whatever the
+    dependence between folds, so a δ-fair hyperparameter is wrongly discarded with probability at
+    most α, as with the paper's single split (k = 1 is exactly the paper's rule). Equivalently,
+    ``lower_bound = max_j lower_j`` and ``upper_bound = max_j upper_j`` are simultaneous
+    :math:`(1-\alpha)` one-sided bounds for the worst fold's value :math:`\max_j \psi_j`.
+    The validation error is averaged over folds.
+
+    **Bootstrap seeds.** All audits of the search use the same seed (common random numbers): on
+    a fold every candidate is audited on the same bootstrap resamples of the validation data,
+    so that differences between candidates are not blurred by independent Monte-Carlo noise,
+    and results do not depend on the order or the process in which tasks run.
+
+    **Warm starts.** If ``warm_start=True`` is set on the estimator (e.g.
+    ``l1_logistic_regression(solver="saga", warm_start=True)``), the candidates of a fold are
+    fitted in grid order on one model, each fit starting from the previous solution (put the
+    path in increasing C); the folds then run in parallel. The default liblinear solver has no
+    warm start: it solves each fit from scratch in milliseconds.
+
+    **Metadata routing.** With ``sklearn.set_config(enable_metadata_routing=True)``, metadata
+    passed to :meth:`fit` is routed to the estimator's ``fit`` and the splitter's ``split`` as
+    requested. When routing is off, every fit parameter goes to the estimator's ``fit``
+    (per-sample arrays sliced to the training fold).
+
+    References
+    ----------
+    .. [1] S. Xue, M. Yurochkin and Y. Sun, "Auditing ML models for individual bias and
+       unfairness", AISTATS 2020, §5.2.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import OneHotEncoder
+    >>> from skfair_audit.faith import FaithAuditor
+    >>> from skfair_audit.model_selection import FairModelSelector, l1_logistic_regression
+    >>> rng = np.random.default_rng(0)
+    >>> n = 2000
+    >>> X = pd.DataFrame({"group": rng.choice(["a", "b"], n),
+    ...                   "priors": rng.choice(["0", "1-3", ">3"], n)})
+    >>> logit = (-1.2 + 2.5 * (X.priors == ">3") + 1.0 * (X.priors == "1-3")
+    ...          + 0.6 * (X.group == "b"))
+    >>> y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    >>> model = make_pipeline(OneHotEncoder(drop="first"), l1_logistic_regression())
+    >>> selector = FairModelSelector(model, delta=0.05, protected=["group"], cv=0.3,
+    ...                              auditor=FaithAuditor(None, epsilon=0.0, n_resamples=200),
+    ...                              random_state=0).fit(X, y)
+    >>> results = selector.cv_results_
+    >>> results["passes"].astype(int)   # the path's dense end flips decisions with the group
+    array([1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+           0, 0])
+    >>> print(f"{results['mean_test_error'][selector.best_index_]:.3f}")
+    0.353
+    >>> selector.best_estimator_[-1].coef_.round(2)    # group_b, priors 1-3, priors >3
+    array([[0.  , 0.  , 0.62]])
+    """
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        param_grid=None,
+        delta,
+        protected=None,
+        cv=5,
+        auditor=None,
+        on_none="raise",
+        refit=True,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.delta = delta
+        self.protected = protected
+        self.cv = cv
+        self.auditor = auditor
+        self.on_none = on_none
+        self.refit = refit
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # -- configuration ------------------------------------------------------------------
+    def _base_estimator(self):
+        return _default_estimator() if self.estimator is None else self.estimator
+
+    def _base_auditor(self):
+        auditor = _default_auditor() if self.auditor is None else self.auditor
+        if not isinstance(auditor, FaithAuditor):
+            raise ValueError(
+                f"auditor must be a FaithAuditor instance or None, got {type(auditor).__name__}."
+            )
+        return auditor
+
+    def _protected(self, auditor):
+        own = None if self.protected is None else list(self.protected)
+        theirs = None if auditor.protected is None else list(auditor.protected)
+        if own and theirs and own != theirs:
+            raise ValueError(
+                f"protected={own} disagrees with auditor.protected={theirs}; give it once."
+            )
+        protected = own or theirs
+        if not protected:
+            raise ValueError(
+                "FairModelSelector needs the protected attributes: pass protected=[...] (columns "
+                "of X, e.g. ['race', 'sex']) or set them on the auditor."
+            )
+        return protected
+
+    def _splitter(self, seed):
+        cv = self.cv
+        if isinstance(cv, numbers.Real) and not isinstance(cv, numbers.Integral):
+            if not 0.0 < cv < 1.0:
+                raise ValueError(
+                    f"a float cv is the validation fraction of a single split and must lie in "
+                    f"(0, 1), got {cv!r}."
+                )
+            return StratifiedShuffleSplit(n_splits=1, test_size=cv, random_state=seed)
+        return check_cv(cv, classifier=True)
+
+    def _param_grid(self, estimator, X, y):
+        if self.param_grid is not None:
+            return self.param_grid
+        final = _final_step(estimator)
+        if not isinstance(final, LogisticRegression):
+            raise ValueError(
+                "param_grid is required unless the estimator (or a Pipeline's last step) is a "
+                f"LogisticRegression; got {type(final).__name__}."
+            )
+        X_encoded = X
+        if isinstance(estimator, Pipeline) and len(estimator.steps) > 1:
+            X_encoded = clone(estimator[:-1]).fit_transform(X, y)
+        path = default_c_path(
+            X_encoded,
+            y,
+            fit_intercept=final.fit_intercept,
+            intercept_scaling=final.intercept_scaling,
+        )
+        return {f"{_final_prefix(estimator)}C": [float(c) for c in path]}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        estimator_tags = get_tags(self._base_estimator())
+        tags.input_tags = estimator_tags.input_tags
+        tags.input_tags.sparse = False  # the FaiTH sample space is built from dense rows
+        tags.target_tags.required = True
+        tags.classifier_tags = ClassifierTags(multi_class=False)
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    def _validate_X_y(self, X, y=None, reset=True):
+        """Check X (and y) and record ``n_features_in_`` / ``feature_names_in_``.
+
+        The estimators receive the original ``X`` (e.g. a DataFrame of categories).
+        """
+        allow_nan = get_tags(self._base_estimator()).input_tags.allow_nan
+        kwargs = {"dtype": None, "accept_sparse": False, "ensure_all_finite": not allow_nan}
+        if reset:
+            validate_data(self, X, y, reset=True, y_numeric=False, **kwargs)
+        else:
+            validate_data(self, X, reset=False, **kwargs)
+
+    def get_metadata_routing(self):
+        """Routing of :meth:`fit` metadata to the estimator's ``fit`` and the ``split``.
+
+        Returns
+        -------
+        MetadataRouter
+        """
+        router = MetadataRouter(owner=self.__class__.__name__)
+        router.add(
+            estimator=self._base_estimator(),
+            method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+        )
+        seed = self.random_state if isinstance(self.random_state, numbers.Integral) else None
+        router.add(
+            splitter=self._splitter(seed),
+            method_mapping=MethodMapping().add(caller="fit", callee="split"),
+        )
+        return router
+
+    # -- fitting ------------------------------------------------------------------------
+    def fit(self, X, y, **params):
+        """Fit every candidate on every training fold, audit it, choose, and refit.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Binary labels.
+        **params : dict
+            With metadata routing on: routed to the estimator's ``fit`` and the splitter's
+            ``split`` as requested. Off: passed to the estimator's ``fit``.
+
+        Returns
+        -------
+        self : FairModelSelector
+        """
+        delta = check_delta(self.delta)
+        check_on_none(self.on_none)
+        self._validate_X_y(X, y)
+        X, y = indexable(X, y)
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size != 2:
+            raise ValueError(
+                "Only binary classification is supported: FairModelSelector needs y with "
+                f"exactly 2 classes, got {classes.size} class{'' if classes.size == 1 else 'es'}."
+            )
+        estimator = self._base_estimator()
+        if not is_classifier(estimator):
+            raise ValueError(f"estimator must be a classifier, got {type(estimator).__name__}.")
+        auditor_template = self._base_auditor()
+        self.protected_ = self._protected(auditor_template)
+
+        if _routing_enabled():
+            routed = process_routing(self, "fit", **params)
+            fit_params, split_params = routed.estimator.fit, routed.splitter.split
+        else:
+            fit_params, split_params = params, {}
+
+        seed = _int_seed(self.random_state)
+        splits = list(self._splitter(seed).split(X, y, **split_params))
+        self.n_splits_ = len(splits)
+        if self.n_splits_ < 1:
+            raise ValueError("cv produced no split.")
+        if self.refit not in (True, False, "validated"):
+            raise ValueError(f"refit must be True, False or 'validated', got {self.refit!r}.")
+        if self.refit == "validated" and self.n_splits_ != 1:
+            raise ValueError(
+                "refit='validated' keeps the model fit on the training part of a single split; "
+                f"cv gives {self.n_splits_} splits."
+            )
+        self.param_grid_ = self._param_grid(estimator, X, y)
+        candidates = list(ParameterGrid(self.param_grid_))
+        self.fold_confidence_level_ = bonferroni_level(
+            auditor_template.confidence_level, self.n_splits_
+        )
+        auditor = clone(auditor_template).set_params(
+            protected=self.protected_,
+            delta=None,
+            confidence_level=self.fold_confidence_level_,
+            random_state=seed,
+            n_jobs=None,
+            verbose=0,
+        )
+
+        warm_start = _uses_warm_start(estimator)
+        if self.verbose > 0:
+            print(
+                f"Fitting {self.n_splits_} folds for each of {len(candidates)} candidates, "
+                f"totalling {self.n_splits_ * len(candidates)} fits and FaiTH audits"
+                + (" (warm-started paths)" if warm_start else "")
+            )
+        if warm_start:
+            batches = [(fold, list(range(len(candidates)))) for fold in range(self.n_splits_)]
+        else:
+            batches = [
+                (fold, [index])
+                for index in range(len(candidates))
+                for fold in range(self.n_splits_)
+            ]
+        outputs = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
+            delayed(_fit_and_audit_fold)(
+                estimator,
+                [candidates[index] for index in indices],
+                X,
+                y,
+                splits[fold][0],
+                splits[fold][1],
+                fit_params,
+                auditor,
+                warm_start,
+            )
+            for fold, indices in batches
+        )
+        table = {}
+        for (fold, indices), records in zip(batches, outputs, strict=True):
+            for index, record in zip(indices, records, strict=True):
+                for key, value in record.items():
+                    table.setdefault(key, np.empty((len(candidates), self.n_splits_)))
+                    table[key][index, fold] = value
+        self.cv_results_ = self._results(candidates, table, delta)
+        self.best_index_ = fair_choice(
+            self.cv_results_["mean_test_error"],
+            self.cv_results_["lower_bound"],
+            delta,
+            on_none=self.on_none,
+        )
+        self.best_params_ = candidates[self.best_index_]
+
+        if self.refit:
+            start = time.perf_counter()
+            self.best_estimator_ = clone(estimator).set_params(**self.best_params_)
+            if self.refit == "validated":
+                train = splits[0][0]
+                self.best_estimator_.fit(
+                    _safe_indexing(X, train),
+                    _safe_indexing(y, train),
+                    **_check_method_params(X, params=fit_params, indices=train),
+                )
+            else:
+                self.best_estimator_.fit(X, y, **fit_params)
+            self.refit_time_ = time.perf_counter() - start
+            self.classes_ = np.asarray(getattr(self.best_estimator_, "classes_", classes))
+        else:
+            self.classes_ = classes
+        return self
+
+    def _results(self, candidates, table, delta):
+        n_candidates = len(candidates)
+        results = {}
+        for key in ("fit_time", "score_time"):
+            results[f"mean_{key}"] = table[key].mean(axis=1)
+            results[f"std_{key}"] = table[key].std(axis=1)
+        names = sorted({name for params in candidates for name in params})
+        for name in names:
+            column = np.ma.MaskedArray(np.empty(n_candidates, dtype=object), mask=True)
+            for index, params in enumerate(candidates):
+                if name in params:
+                    column[index] = params[name]
+            results[f"param_{name}"] = column
+        results["params"] = candidates
+        for key in ("error", "statistic", "lower_bound", "upper_bound"):
+            for fold in range(self.n_splits_):
+                results[f"split{fold}_test_{key}"] = table[key][:, fold]
+        for key in ("error", "statistic"):
+            results[f"mean_test_{key}"] = table[key].mean(axis=1)
+            results[f"std_test_{key}"] = table[key].std(axis=1)
+        results["rank_test_error"] = rankdata(results["mean_test_error"], method="min").astype(
+            np.int32
+        )
+        results["lower_bound"] = table["lower_bound"].max(axis=1)
+        results["upper_bound"] = table["upper_bound"].max(axis=1)
+        results["passes"] = results["lower_bound"] < delta
+        for fold in range(self.n_splits_):
+            results[f"split{fold}_n_nonzero_coef"] = table["n_nonzero_coef"][:, fold]
+        results["n_nonzero_coef"] = table["n_nonzero_coef"].mean(axis=1)
+        return results
+
+    # -- delegation ---------------------------------------------------------------------
+    def _check_refit(self, method):
+        check_is_fitted(self)
+        if not self.refit:
+            raise AttributeError(
+                f"{method} is not available with refit=False: the chosen candidate was not "
+                "refit on all the data."
+            )
+
+    @available_if(_estimator_has("predict"))
+    def predict(self, X):
+        """Predict with the chosen model (``best_estimator_``)."""
+        self._check_refit("predict")
+        self._validate_X_y(X, reset=False)
+        return self.best_estimator_.predict(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the chosen model."""
+        self._check_refit("predict_proba")
+        self._validate_X_y(X, reset=False)
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities of the chosen model."""
+        self._check_refit("predict_log_proba")
+        self._validate_X_y(X, reset=False)
+        return self.best_estimator_.predict_log_proba(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the chosen model."""
+        self._check_refit("decision_function")
+        self._validate_X_y(X, reset=False)
+        return self.best_estimator_.decision_function(X)
+
+    def score(self, X, y, sample_weight=None):
+        """The chosen model's ``score`` (accuracy for classifiers)."""
+        self._check_refit("score")
+        self._validate_X_y(X, reset=False)
+        if sample_weight is None:
+            return self.best_estimator_.score(X, y)
+        return self.best_estimator_.score(X, y, sample_weight=sample_weight)
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "best_index_")
+
+    def results_frame(self):
+        """``cv_results_`` as a :class:`pandas.DataFrame` (one row per candidate)."""
+        check_is_fitted(self)
+        from ..utils import import_optional
+
+        pd = import_optional("pandas", "FairModelSelector.results_frame")
+        frame = pd.DataFrame(
+            {key: list(value) for key, value in self.cv_results_.items() if key != "params"}
+        )
+        frame.insert(0, "params", self.cv_results_["params"])
+        return frame
+
+
+@dataclass(frozen=True)
+class CoefficientPath:
+    """Coefficients of a model refit along a parameter grid (the paper's Figure 4).
+
+    Attributes
+    ----------
+    params : list of dict
+        The candidates, in grid order.
+    coef : ndarray of shape (n_candidates, n_features)
+        Coefficients of the (last step of the) model, binary problem.
+    intercept : ndarray of shape (n_candidates,)
+    feature_names : tuple of str
+        Names of the coefficients (after the Pipeline's encoding when available).
+    """
+
+    params: list
+    coef: np.ndarray = field(repr=False)
+    intercept: np.ndarray = field(repr=False)
+    feature_names: tuple
+
+    def entry_order(self):
+        """Features in the order they first get a non-zero coefficient along the grid.
+
+        Returns
+        -------
+        list of (str, int)
+            ``(feature, index of the first candidate where it is non-zero)``, earliest first;
+            features that never enter are left out.
+        """
+        nonzero = self.coef != 0
+        entries = []
+        for j, name in enumerate(self.feature_names):
+            hits = np.flatnonzero(nonzero[:, j])
+            if hits.size:
+                entries.append((name, int(hits[0])))
+        return sorted(entries, key=lambda item: (item[1], self.feature_names.index(item[0])))
+
+    def selected_features(self, index):
+        """Names of the features with a non-zero coefficient in candidate ``index``."""
+        coef = self.coef[index]
+        return [name for name, c in zip(self.feature_names, coef, strict=True) if c != 0]
+
+
+def _fit_coef(estimator, params, X, y):
+    model = clone(estimator).set_params(**params).fit(X, y)
+    final = _final_step(model)
+    coef = np.asarray(final.coef_, dtype=float)
+    if coef.ndim == 2 and coef.shape[0] == 1:
+        coef = coef[0]
+    intercept = float(np.ravel(getattr(final, "intercept_", [0.0]))[0])
+    return coef, intercept, model
+
+
+def coefficient_path(estimator, param_grid, X, y, *, n_jobs=None):
+    """Refit ``estimator`` on ``(X, y)`` at every candidate of ``param_grid``; its coefficients.
+
+    Parameters
+    ----------
+    estimator : classifier
+        A linear binary classifier (or a Pipeline ending with one) with ``coef_``.
+    param_grid : dict, list of dicts, or list of parameter dicts
+        E.g. a fitted selector's ``param_grid_`` or ``cv_results_["params"]``.
+    X, y : array-like
+    n_jobs : int, default=None
+
+    Returns
+    -------
+    CoefficientPath
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfair_audit.model_selection import coefficient_path, l1_logistic_regression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 3))
+    >>> y = (2 * X[:, 0] + X[:, 1] + rng.normal(size=300) > 0).astype(int)
+    >>> path = coefficient_path(l1_logistic_regression(), {"C": [0.005, 0.02, 0.05, 1.0]}, X, y)
+    >>> path.entry_order()     # (feature, first candidate where it is non-zero)
+    [('x0', 1), ('x1', 2), ('x2', 3)]
+    """
+    sequence = (list, tuple, np.ndarray)
+    if isinstance(param_grid, list) and param_grid and all(
+        isinstance(p, dict) and not any(isinstance(v, sequence) for v in p.values())
+        for p in param_grid
+    ):
+        candidates = list(param_grid)
+    else:
+        candidates = list(ParameterGrid(param_grid))
+    fits = Parallel(n_jobs=n_jobs)(delayed(_fit_coef)(estimator, p, X, y) for p in candidates)
+    coef = np.vstack([c for c, _, _ in fits])
+    intercept = np.array([b for _, b, _ in fits])
+    model = fits[-1][2]
+    names = None
+    if isinstance(model, Pipeline) and len(model.steps) > 1:
+        try:
+            names = [str(n) for n in model[:-1].get_feature_names_out()]
+        except (AttributeError, ValueError):
+            names = None
+    if names is None and hasattr(X, "columns"):
+        names = [str(c) for c in X.columns]
+    if names is None or len(names) != coef.shape[1]:
+        names = [f"x{j}" for j in range(coef.shape[1])]
+    return CoefficientPath(
+        params=candidates, coef=coef, intercept=intercept, feature_names=tuple(names)
+    )
+

@@ -1,0 +1,30 @@
+"""Audit reports: one self-contained HTML file, plus Markdown and JSON forms for machines.
+
+A :class:`AuditReport` is a list of :class:`Section` objects (text, key figures, tables and
+matplotlib figures) with what was audited and how to rerun it. The section builders
+(:func:`faith_section`, :func:`group_section`, :func:`selection_section`) turn the result
+objects of :mod:`skfair_audit.faith`, :mod:`skfair_audit.group` and
+:mod:`skfair_audit.model_selection` into sections that state each procedure's guarantee in
+plain words. Figures are embedded in the HTML as base64 PNG, so the file opens anywhere
+without network access.
+"""
+
+from ._report import AuditReport, Figure, Section, Table, figure_to_png
+from ._sections import (
+    data_section,
+    faith_section,
+    group_section,
+    selection_section,
+)
+
+__all__ = [
+    "AuditReport",
+    "Figure",
+    "Section",
+    "Table",
+    "data_section",
+    "faith_section",
+    "figure_to_png",
+    "group_section",
+    "selection_section",
+]

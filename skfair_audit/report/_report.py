@@ -1,0 +1,269 @@
+"""The report's data model: sections of text, key figures, tables and figures."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import io
+import json
+import math
+import numbers
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .._version import __version__
+
+__all__ = ["AuditReport", "Figure", "Section", "Table", "figure_to_png", "json_safe"]
+
+
+def figure_to_png(figure, *, dpi=110):
+    """Render a matplotlib figure (or the figure of an Axes) to PNG bytes, then close it.
+
+    Parameters
+    ----------
+    figure : matplotlib Figure or Axes
+    dpi : int
+
+    Returns
+    -------
+    bytes
+    """
+    figure = getattr(figure, "figure", figure)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    import matplotlib.pyplot as plt  # only reached once a figure exists
+
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def json_safe(value):
+    """``value`` with numpy scalars and arrays made plain, and non-finite floats as None.
+
+    Strict JSON has no NaN or infinity: an open bound (``inf``) or an undefined estimate
+    (``nan``) becomes ``null``.
+    """
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [json_safe(v) for v in value.tolist()]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, str):
+        return value
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of the report: a caption, column names and rows of plain values."""
+
+    caption: str
+    columns: tuple
+    rows: tuple
+
+    def __post_init__(self):
+        width = len(self.columns)
+        for row in self.rows:
+            if len(row) != width:
+                raise ValueError(
+                    f"table {self.caption!r}: a row has {len(row)} cells, expected {width}."
+                )
+
+    def to_dict(self):
+        return {"caption": self.caption, "columns": list(self.columns),
+                "rows": json_safe([list(r) for r in self.rows])}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure of the report: PNG bytes with a short name and a caption."""
+
+    name: str
+    caption: str
+    png: bytes = field(repr=False)
+
+    @classmethod
+    def from_matplotlib(cls, name, caption, figure, *, dpi=110):
+        """Render a matplotlib Figure (or Axes) and close it."""
+        return cls(name=name, caption=caption, png=figure_to_png(figure, dpi=dpi))
+
+    def data_uri(self):
+        """``data:image/png;base64,...``: the figure inline, no file or network needed."""
+        return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
+
+
+@dataclass(frozen=True)
+class Section:
+    """One procedure (or the data summary) of the report.
+
+    Attributes
+    ----------
+    key : str
+        Identifier (HTML anchor, JSON key).
+    title : str
+    guarantee : str
+        The procedure's guarantee, in plain words.
+    paragraphs : tuple of str
+        Explanations and the decision, in plain words.
+    summary : dict
+        Key numbers (statistic, bounds, level, decision ...).
+    tables : tuple of Table
+    figures : tuple of Figure
+    """
+
+    key: str
+    title: str
+    guarantee: str = ""
+    paragraphs: tuple = ()
+    summary: dict = field(default_factory=dict)
+    tables: tuple = ()
+    figures: tuple = ()
+
+    def to_dict(self):
+        return {
+            "key": self.key,
+            "title": self.title,
+            "guarantee": self.guarantee,
+            "paragraphs": list(self.paragraphs),
+            "summary": json_safe(self.summary),
+            "tables": [t.to_dict() for t in self.tables],
+            "figures": [{"name": f.name, "caption": f.caption} for f in self.figures],
+        }
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """A complete audit report.
+
+    Parameters
+    ----------
+    title : str
+    audited : str
+        What was audited (model, data, question), in a sentence or two.
+    sections : tuple of Section
+    command : str, optional
+        The exact command that produced the report (how to rerun it).
+    version : str
+        Library version (default: the installed ``skfair_audit``).
+    created : str
+        ISO timestamp (default: now, UTC).
+
+    Examples
+    --------
+    >>> from skfair_audit.report import AuditReport, Section, Table
+    >>> table = Table("Groups", ("group", "rate"), (("a", 0.1), ("b", float("inf"))))
+    >>> report = AuditReport("Example", "a toy model", (Section("s", "Step", tables=(table,)),),
+    ...                      command="skfair-audit demo", created="2026-01-01T00:00:00Z")
+    >>> "<table" in report.to_html()
+    True
+    >>> report.to_dict()["sections"][0]["tables"][0]["rows"]
+    [['a', 0.1], ['b', None]]
+    """
+
+    title: str
+    audited: str
+    sections: tuple = ()
+    command: str | None = None
+    version: str = __version__
+    created: str = field(
+        default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"
+        )
+    )
+    outcome: str | None = None
+
+    @property
+    def figures(self):
+        """Every figure of the report, in order."""
+        return tuple(f for s in self.sections for f in s.figures)
+
+    def to_dict(self):
+        """The report as plain JSON-ready data (figures by name and caption only)."""
+        return {
+            "title": self.title,
+            "audited": self.audited,
+            "outcome": self.outcome,
+            "skfair_audit_version": self.version,
+            "created": self.created,
+            "command": self.command,
+            "sections": [s.to_dict() for s in self.sections],
+        }
+
+    def to_json(self, indent=2):
+        """Strict JSON (no NaN / Infinity: non-finite numbers are ``null``)."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    def to_html(self):
+        """One self-contained HTML document (inline CSS, figures as base64 PNG)."""
+        from ._html import render_html
+
+        return render_html(self)
+
+    def to_markdown(self, figure_dir=None):
+        """Markdown; figures link to ``<figure_dir>/<name>.png`` when ``figure_dir`` is given."""
+        from ._markdown import render_markdown
+
+        return render_markdown(self, figure_dir=figure_dir)
+
+    def write(self, directory, *, stem="report"):
+        """Write ``<stem>.html``, ``<stem>.json``, ``<stem>.md`` and ``figures/*.png``.
+
+        Parameters
+        ----------
+        directory : str or path-like
+            Created if needed.
+        stem : str
+
+        Returns
+        -------
+        dict
+            Paths written, keyed by ``"html"``, ``"json"``, ``"markdown"``.
+        """
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        figure_dir = "figures"
+        if self.figures:
+            (directory / figure_dir).mkdir(exist_ok=True)
+            for figure in self.figures:
+                (directory / figure_dir / f"{figure.name}.png").write_bytes(figure.png)
+        paths = {
+            "html": directory / f"{stem}.html",
+            "json": directory / f"{stem}.json",
+            "markdown": directory / f"{stem}.md",
+        }
+        paths["html"].write_text(self.to_html(), encoding="utf-8")
+        paths["json"].write_text(self.to_json() + "\n", encoding="utf-8")
+        paths["markdown"].write_text(self.to_markdown(figure_dir=figure_dir), encoding="utf-8")
+        return paths
+
+
+def format_value(value):
+    """A table cell or summary value as short text (``inf`` as ∞, NaN as a dash)."""
+    if value is None:
+        return "—"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}" if abs(int(value)) >= 10_000 else str(int(value))
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        if math.isnan(value):
+            return "—"
+        if math.isinf(value):
+            return "∞" if value > 0 else "−∞"
+        if value == 0:
+            return "0"
+        if abs(value) < 1e-3 or abs(value) >= 1e6:
+            return f"{value:.3g}"
+        return f"{value:.4f}".rstrip("0").rstrip(".") if abs(value) < 1 else f"{value:.4g}"
+    return str(value)

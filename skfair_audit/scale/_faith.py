@@ -1,0 +1,165 @@
+"""FaiTH audits of partitioned audit trails: the cell counts are a reduction.
+
+The FaiTH statistic and its bootstrap (:func:`skfair_audit.faith.faith_audit`) only see the
+audit sample through the counts :math:`n_k` of its rows in the K cells of a grid sample
+space; losses, costs and the transport problem live on the K cells. Counting is a sum over
+partitions, so an audit trail of any size reduces to a length-K integer vector, and the
+audit is then *exactly* the in-memory one (same counts, same bootstrap streams).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from ..utils import import_optional
+
+__all__ = ["partitioned_cell_counts", "partitioned_faith_audit"]
+
+
+def _space(auditor_or_space):
+    from ..faith import GridSpace
+
+    space = getattr(auditor_or_space, "space_", auditor_or_space)
+    if not isinstance(space, GridSpace):
+        # an empirical space is built from the audit rows themselves: not a reduction
+        raise ValueError(
+            "expected a fitted FaithAuditor with space='grid' or a GridSpace, got "
+            f"{type(auditor_or_space).__name__}."
+        )
+    return space
+
+
+def _chunk_counts(frame, space, label):
+    if label not in frame.columns:
+        raise ValueError(f"label column {label!r} is not in the audit trail.")
+    if len(frame) == 0:
+        return np.zeros(space.n_cells, dtype=np.int64)
+    y = frame[label].to_numpy()
+    return space.counts(frame.drop(columns=[label]), y).astype(np.int64)
+
+
+def _add(*counts):
+    return np.sum(counts, axis=0, dtype=np.int64)
+
+
+def partitioned_cell_counts(trail, auditor_or_space, *, label, fan_in=8) -> np.ndarray:
+    """Rows of a partitioned audit trail in every cell of a grid sample space.
+
+    Parameters
+    ----------
+    trail : dask.dataframe.DataFrame, pandas.DataFrame or iterable of pandas.DataFrame
+        Audit rows with the grid features and the label column.
+    auditor_or_space : FaithAuditor (fitted, ``space="grid"``) or GridSpace
+    label : str
+        Label column.
+    fan_in : int
+        Partitions added per task of the Dask tree reduction.
+
+    Returns
+    -------
+    ndarray of int64 of shape (K,)
+        The same as ``space.counts(X, y)`` on the concatenated trail.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfair_audit.faith import GridSpace
+    >>> X = pd.DataFrame({"sex": ["F", "M", "M", "F"], "y": [0, 1, 1, 1]})
+    >>> space = GridSpace.from_data(X[["sex"]], X.y, ["sex"])
+    >>> partitioned_cell_counts([X.iloc[:2], X.iloc[2:]], space, label="y")
+    array([1, 0, 1, 2])
+    """
+    space = _space(auditor_or_space)
+    if hasattr(trail, "to_delayed") and hasattr(trail, "npartitions"):
+        dask = import_optional("dask", "count the cells of a Dask DataFrame")
+        if label not in trail.columns:
+            raise ValueError(f"label column {label!r} is not in the audit trail.")
+        count = dask.delayed(_chunk_counts, pure=True)
+        add = dask.delayed(_add, pure=True)
+        level = [count(part, space, label) for part in trail.to_delayed()]
+        while len(level) > 1:
+            level = [add(*level[i:i + fan_in]) for i in range(0, len(level), fan_in)]
+        return dask.compute(level[0])[0]
+    if hasattr(trail, "columns") and hasattr(trail, "index"):
+        trail = [trail]
+    if not isinstance(trail, Iterable):
+        raise ValueError(
+            "trail must be a dask DataFrame, a pandas DataFrame or an iterable of pandas "
+            f"DataFrames, got {type(trail).__name__}."
+        )
+    total = np.zeros(space.n_cells, dtype=np.int64)
+    for chunk in trail:
+        total += _chunk_counts(chunk, space, label)
+    return total
+
+
+def partitioned_faith_audit(trail, auditor, *, label):
+    """:meth:`FaithAuditor.audit <skfair_audit.faith.FaithAuditor.audit>` on a partitioned trail.
+
+    Counts the cells with :func:`partitioned_cell_counts`, then runs
+    :func:`~skfair_audit.faith.faith_audit` with the auditor's fitted losses, costs,
+    forbidden moves and bootstrap settings: the result equals ``auditor.audit(X, y)`` on
+    the concatenated trail (the bootstrap resamples cell counts, whose law only depends on
+    the counts).
+
+    Parameters
+    ----------
+    trail : dask.dataframe.DataFrame, pandas.DataFrame or iterable of pandas.DataFrame
+    auditor : FaithAuditor
+        Fitted, with ``space="grid"``.
+    label : str
+
+    Returns
+    -------
+    FaithResult
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import OneHotEncoder
+    >>> from skfair_audit.faith import FaithAuditor
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"group": rng.choice(["a", "b"], 2000),
+    ...                   "priors": rng.choice(["0", "1-3", ">3"], 2000)})
+    >>> y = (rng.random(2000) < np.where(X.group == "b", 0.6, 0.3)).astype(int)
+    >>> auditor = FaithAuditor(make_pipeline(OneHotEncoder(), LogisticRegression()),
+    ...                        protected=["group"], epsilon=0.0, n_resamples=200,
+    ...                        random_state=0).fit(X, y)
+    >>> trail = X.assign(y=y)
+    >>> res = partitioned_faith_audit([trail.iloc[:700], trail.iloc[700:]], auditor, label="y")
+    >>> bool(res.statistic == auditor.audit(X, y).statistic)
+    True
+    """
+    from ..faith import faith_audit
+    from ..faith._audit import check_delta
+
+    if getattr(auditor, "space", None) != "grid" or not hasattr(auditor, "space_"):
+        raise ValueError("partitioned_faith_audit needs a fitted FaithAuditor with space='grid'.")
+    space = auditor.space_
+    counts = partitioned_cell_counts(trail, space, label=label)
+    check_delta(auditor.delta, auditor.cell_loss_)
+    return faith_audit(
+        counts,
+        auditor.cell_loss_,
+        auditor.cost_,
+        epsilon=auditor.epsilon,
+        forbidden=auditor.forbidden_,
+        delta=auditor.delta,
+        method=auditor.method,
+        m=auditor.m,
+        numerical_step=auditor.numerical_step,
+        n_resamples=auditor.n_resamples,
+        confidence_level=auditor.confidence_level,
+        cell_names=space.cell_names,
+        cell_features=space.cell_features,
+        feature_names=[str(f) for f in space.feature_names],
+        cell_labels=space.cell_labels,
+        batch_size=auditor.batch_size,
+        random_state=auditor.random_state,
+        n_jobs=auditor.n_jobs,
+        verbose=auditor.verbose,
+    )

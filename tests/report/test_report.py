@@ -1,0 +1,227 @@
+"""Structure of the HTML / Markdown / JSON report, parsed with the standard library."""
+
+from __future__ import annotations
+
+import base64
+import json
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+
+from skfair_audit.report import (
+    AuditReport,
+    Figure,
+    Section,
+    Table,
+    faith_section,
+    group_section,
+)
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+class ReportParser(HTMLParser):
+    """Collects sections, headings, tables, images and links; checks tags are balanced."""
+
+    VOID = {"meta", "img", "br", "hr", "link", "input"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.sections, self.images, self.tables = [], [], [], []
+        self.links, self.scripts, self.stylesheets, self.headings = [], 0, 0, []
+        self._heading = None
+        self._cells = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag not in self.VOID:
+            self.stack.append(tag)
+        if tag == "section":
+            self.sections.append(attrs.get("id"))
+        elif tag == "img":
+            self.images.append(attrs)
+        elif tag == "table":
+            self.tables.append({"rows": 0, "header": []})
+        elif tag == "tr" and self.tables:
+            self.tables[-1]["rows"] += 1
+        elif tag == "th":
+            self._cells = ""
+        elif tag == "a":
+            self.links.append(attrs.get("href"))
+        elif tag == "script":
+            self.scripts += 1
+        elif tag == "link" and attrs.get("rel") == "stylesheet":
+            self.stylesheets += 1
+        elif tag in ("h1", "h2"):
+            self._heading = ""
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack[-1] == tag, f"unbalanced </{tag}> in {self.stack}"
+        self.stack.pop()
+        if tag == "th" and self.tables:
+            self.tables[-1]["header"].append(self._cells)
+            self._cells = None
+        elif tag in ("h1", "h2"):
+            self.headings.append(self._heading)
+            self._heading = None
+
+    def handle_data(self, data):
+        if self._cells is not None:
+            self._cells += data
+        if self._heading is not None:
+            self._heading += data
+
+
+def parse(html):
+    parser = ReportParser()
+    parser.feed(html)
+    parser.close()
+    assert parser.stack == [], f"unclosed tags {parser.stack}"
+    return parser
+
+
+def decode_png(src):
+    prefix = "data:image/png;base64,"
+    assert src.startswith(prefix)
+    data = base64.b64decode(src[len(prefix):], validate=True)
+    assert data.startswith(PNG_MAGIC)
+    return data
+
+
+@pytest.fixture(scope="module")
+def faith_result():
+    from skfair_audit.faith import faith_audit
+
+    counts = np.array([300, 200, 250, 250])
+    loss = np.array([0.0, 1.0, 1.0, 0.0])
+    labels = np.array([0, 0, 1, 1])
+    forbidden = labels[:, None] != labels[None, :]
+    return faith_audit(
+        counts, loss, np.zeros((4, 4)), epsilon=0.0, forbidden=forbidden, delta=0.3,
+        n_resamples=200, random_state=0,
+        cell_names=["g=a, y=0", "g=b, y=0", "g=a, y=1", "g=b, y=1"],
+        cell_features=[["a"], ["b"], ["a"], ["b"]], feature_names=["g"], cell_labels=labels,
+    )
+
+
+@pytest.fixture(scope="module")
+def group_results():
+    from skfair_audit.group import certify_bounds, certify_threshold, flag_groups
+
+    rng = np.random.default_rng(0)
+    g = rng.choice(["a", "b", "c"], 3000)
+    y = np.zeros(3000, dtype=int)
+    y[:1500] = 1
+    y_pred = (rng.random(3000) < np.where(g == "c", 0.3, 0.1)).astype(int)
+    groups = {"g": g}
+    return (
+        certify_bounds(y, y_pred, groups, metric="fpr", n_resamples=200, random_state=0),
+        certify_threshold(y, y_pred, groups, metric="fpr", epsilon0=0.1, alternative="less",
+                          n_resamples=200, random_state=0),
+        flag_groups(y, y_pred, groups, metric="fpr", epsilon0=0.02),
+    )
+
+
+@pytest.fixture(scope="module")
+def report(faith_result, group_results):
+    bounds, certificates, flags = group_results
+    return AuditReport(
+        title="Test <report> & co",
+        audited="a toy model",
+        sections=(
+            faith_section(faith_result),
+            group_section(bounds, key="bounds"),
+            group_section(certificates, key="certificates"),
+            group_section(flags, key="flags"),
+        ),
+        command="skfair-audit demo --fast",
+        outcome="fine",
+    )
+
+
+def test_html_structure_sections_tables_and_figures(report):
+    html = report.to_html()
+    assert html.startswith("<!DOCTYPE html>")
+    parsed = parse(html)
+    assert parsed.sections == ["faith", "bounds", "certificates", "flags", "reproduce"]
+    # the title is escaped, not injected
+    assert "Test <report> & co" in parsed.headings
+    assert "<report>" not in html.split("<body>")[1].split("</h1>")[0].replace("&lt;", "")
+    # every figure is embedded as a PNG: no file, no network
+    assert len(parsed.images) == len(report.figures) == 4
+    for image, figure in zip(parsed.images, report.figures, strict=True):
+        assert decode_png(image["src"]) == figure.png
+        assert image["alt"]
+    # a table per section (faith: the plan's moves), with the group columns
+    assert len(parsed.tables) == 4
+    assert parsed.tables[1]["header"] == ["group", "rows", "value", "disparity", "lower", "upper"]
+    assert parsed.tables[3]["header"][-1] == "flagged"
+    assert parsed.tables[1]["rows"] == 1 + 3  # header + groups a, b, c
+    # self-contained: no script, no external stylesheet, only in-page links
+    assert parsed.scripts == 0 and parsed.stylesheets == 0
+    assert all(link.startswith("#") for link in parsed.links)
+    assert "http://" not in html and "https://" not in html
+    # how to rerun it
+    assert "skfair-audit demo --fast" in html and report.version in html
+
+
+def test_guarantees_in_plain_words(report):
+    html = report.to_html()
+    assert html.count('class="guarantee"') == 4
+    faith, bounds, certificates, flags = report.sections
+    assert "95%" in faith.guarantee and "ε = 0" in faith.guarantee
+    assert "at the same time" in bounds.guarantee and "90%" in bounds.guarantee
+    assert "ε(G) < 0.1" in certificates.guarantee
+    assert "false discovery rate" in flags.guarantee
+    # the flagging decision names the flagged group
+    assert any("g=c" in p for p in flags.paragraphs)
+
+
+def test_json_is_strict_and_mirrors_the_sections(report):
+    data = json.loads(report.to_json())
+    assert [s["key"] for s in data["sections"]] == ["faith", "bounds", "certificates", "flags"]
+    assert data["command"] == "skfair-audit demo --fast"
+    bounds = data["sections"][1]["tables"][0]
+    assert bounds["columns"][:2] == ["group", "rows"]
+    # one-sided bounds are infinite on the open side: null in strict JSON
+    assert all(row[-1] is None for row in bounds["rows"])
+    assert data["sections"][0]["figures"][0]["name"] == "faith_heatmap"
+
+
+def test_markdown_and_write(tmp_path, report):
+    paths = report.write(tmp_path / "out")
+    assert {p.name for p in paths.values()} == {"report.html", "report.json", "report.md"}
+    markdown = paths["markdown"].read_text()
+    assert markdown.startswith("# Test <report> & co")
+    assert "| group | rows | value | disparity | lower | upper |" in markdown
+    for figure in report.figures:
+        assert f"figures/{figure.name}.png" in markdown
+        assert (tmp_path / "out" / "figures" / f"{figure.name}.png").read_bytes() == figure.png
+    parse(paths["html"].read_text())
+
+
+def test_table_rejects_ragged_rows():
+    with pytest.raises(ValueError, match="2 cells, expected 3"):
+        Table("t", ("a", "b", "c"), (("x", 1),))
+
+
+def test_group_section_rejects_other_objects():
+    with pytest.raises(TypeError, match="GroupBoundsResult"):
+        group_section(object())
+
+
+def test_section_without_plot_has_no_figure(faith_result):
+    section = faith_section(faith_result, plot=False)
+    assert section.figures == ()
+    html = AuditReport("t", "x", (section,)).to_html()
+    assert "<img" not in html
+    assert "no command recorded" in html
+
+
+def test_figure_data_uri_round_trip():
+    figure = Figure("f", "caption", PNG_MAGIC + b"rest")
+    assert decode_png(figure.data_uri()) == PNG_MAGIC + b"rest"
+    section = Section("s", "S", figures=(figure,))
+    parsed = parse(AuditReport("t", "x", (section,)).to_html())
+    assert parsed.images[0]["src"] == figure.data_uri()

@@ -1,0 +1,332 @@
+"""The ``skfair-audit`` command line: subcommands, exit codes, JSON output, bad-input messages."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import pickle
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder
+
+from skfair_audit._cli import (
+    DEFAULT_TRUSTED_TYPES,
+    EXIT_ERROR,
+    EXIT_PASS,
+    EXIT_UNFAIR,
+    UserError,
+    load_model,
+    main,
+)
+
+HAS_PYARROW = importlib.util.find_spec("pyarrow") is not None
+HAS_SKOPS = importlib.util.find_spec("skops") is not None
+needs_skops = pytest.mark.skipif(not HAS_SKOPS, reason="skops is not installed")
+
+
+def run(capsys, *argv):
+    """Run the CLI in-process; (exit code, stdout, stderr)."""
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code, err, *needles):
+    assert code == EXIT_ERROR
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("skfair-audit: error:")]
+    assert len(lines) == 1, err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+# -- group ---------------------------------------------------------------------------------
+def _trail(biased, n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    race = rng.choice(["a", "b"], n)
+    sex = rng.choice(["F", "M"], n)
+    y = rng.integers(0, 2, n)
+    fpr = np.where((race == "b") & biased, 0.45, 0.15)
+    score = np.where(y == 1, rng.uniform(0.3, 1, n), np.where(rng.random(n) < fpr, 0.8, 0.2))
+    return pd.DataFrame({"y": y, "pred": (score >= 0.5).astype(int), "score": score,
+                         "race": race, "sex": sex, "note": "x"})
+
+
+@pytest.fixture(scope="module")
+def trails(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("trails")
+    biased, fair = folder / "biased.csv", folder / "fair.csv"
+    _trail(True).to_csv(biased, index=False)
+    _trail(False).to_csv(fair, index=False)
+    return biased, fair
+
+
+GROUP = ("--label", "y", "--prediction", "pred", "--groups", "race", "sex", "--quiet")
+
+
+def test_group_flag_exit_codes_and_json(capsys, trails):
+    biased, fair = trails
+    code, out, _ = run(capsys, "group", biased, *GROUP, "--metric", "fpr", "--epsilon0", "0.05",
+                       "--json")
+    assert code == EXIT_UNFAIR
+    payload = json.loads(out)
+    flagged = {g["group"] for g in payload["groups"] if g["flagged"]}
+    assert "race=b" in flagged and not any("race=a" in g for g in flagged)
+    assert payload["exit_code"] == EXIT_UNFAIR and payload["procedure"] == "flag"
+    assert payload["q"] == 0.1 and payload["n"] == int((pd.read_csv(biased).y == 0).sum())
+
+    code, out, _ = run(capsys, "group", fair, *GROUP, "--metric", "fpr", "--epsilon0", "0.05")
+    assert code == EXIT_PASS
+    assert "no group flagged" in out and "race=a & sex=F" in out
+
+
+def test_group_threshold_and_bounds_gate(capsys, trails):
+    biased, fair = trails
+    common = (*GROUP, "--metric", "fpr", "--n-resamples", "200")
+    # threshold "less": every group certified below +0.1 only on the fair trail
+    assert run(capsys, "group", fair, *common, "--procedure", "threshold", "--epsilon0",
+               "0.1")[0] == EXIT_PASS
+    assert run(capsys, "group", biased, *common, "--procedure", "threshold", "--epsilon0",
+               "0.1")[0] == EXIT_UNFAIR
+    # bounds without --epsilon0 are descriptive; with it they are a gate
+    code, out, _ = run(capsys, "group", biased, *common, "--procedure", "bounds", "--json")
+    assert code == EXIT_PASS
+    rows = json.loads(out)["groups"]
+    assert all(r["lower"] <= r["disparity"] <= r["upper"] for r in rows)
+    assert run(capsys, "group", biased, *common, "--procedure", "bounds", "--alternative",
+               "upper", "--epsilon0", "0.1")[0] == EXIT_UNFAIR
+    assert run(capsys, "group", fair, *common, "--procedure", "bounds", "--alternative",
+               "upper", "--epsilon0", "0.1")[0] == EXIT_PASS
+
+
+def test_group_score_threshold_target_and_report(capsys, trails, tmp_path):
+    biased, _ = trails
+    report = tmp_path / "group.html"
+    code, out, err = run(
+        capsys, "group", biased, "--label", "y", "--score", "score", "--threshold", "0.5",
+        "--groups", "race", "--metric", "fpr", "--target", "group:race=a",
+        "--procedure", "bounds", "--alternative", "lower", "--n-resamples", "200",
+        "--json", "--report", report,
+    )
+    assert code == EXIT_PASS
+    payload = json.loads(out)
+    frame = pd.read_csv(biased)
+    negatives = frame[frame.y == 0]
+    theta = (negatives[negatives.race == "a"].score >= 0.5).mean()
+    assert payload["target"] == pytest.approx(theta)
+    bound = {g["group"]: g for g in payload["groups"]}["race=b"]
+    assert bound["lower"] > 0 and bound["upper"] is None  # one-sided: null in strict JSON
+    assert "report written" in err  # progress on stderr, JSON alone on stdout
+    html = report.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "data:image/png;base64," in html
+
+
+@pytest.mark.skipif(not HAS_PYARROW, reason="pyarrow is not installed")
+def test_group_reads_parquet(capsys, trails, tmp_path):
+    biased, _ = trails
+    path = tmp_path / "trail.parquet"
+    pd.read_csv(biased).to_parquet(path)
+    code, out, _ = run(capsys, "group", path, *GROUP, "--metric", "fpr", "--epsilon0", "0.05",
+                       "--json")
+    assert code == EXIT_UNFAIR and json.loads(out)["groups"]
+
+
+def test_parquet_without_pyarrow_says_how_to_install(capsys, tmp_path, monkeypatch):
+    path = tmp_path / "trail.parquet"
+    path.write_bytes(b"PAR1")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow -> ImportError
+    code, _, err = run(capsys, "group", path, *GROUP)
+    assert_one_line_error(code, err, "pip install pyarrow")
+
+
+def test_group_bad_inputs_are_one_line_errors(capsys, trails, tmp_path):
+    biased, _ = trails
+    code, _, err = run(capsys, "group", biased, "--label", "outcome", "--prediction", "pred",
+                       "--groups", "race")
+    assert_one_line_error(code, err, "--label", "'outcome' not found", "y, pred, score, race")
+    code, _, err = run(capsys, "group", biased, "--label", "y", "--prediction", "pred",
+                       "--groups", "race", "ethnicity")
+    assert_one_line_error(code, err, "'ethnicity' not found")
+    code, _, err = run(capsys, "group", tmp_path / "missing.csv", *GROUP)
+    assert_one_line_error(code, err, "missing.csv", "no such file")
+    garbage = tmp_path / "garbage.csv"
+    garbage.write_bytes(b"\xff\xfe\x00\x81" * 100)
+    code, _, err = run(capsys, "group", garbage, *GROUP)
+    assert_one_line_error(code, err, "cannot read")
+    # wrong type: a text column as scores
+    code, _, err = run(capsys, "group", biased, "--label", "y", "--score", "note",
+                       "--threshold", "0.5", "--groups", "race")
+    assert_one_line_error(code, err, "'note' must hold numbers")
+    code, _, err = run(capsys, "group", biased, *GROUP, "--target", "group:race=z")
+    assert_one_line_error(code, err, "race=z")
+    code, _, err = run(capsys, "group", biased, *GROUP, "--procedure", "flag",
+                       "--alternative", "within")
+    assert_one_line_error(code, err, "--alternative", "greater, less, two-sided")
+    code, _, err = run(capsys, "group", biased, "--label", "race", "--prediction", "sex",
+                       "--groups", "note", "--metric", "fpr")
+    assert_one_line_error(code, err, "pos_label")
+
+
+def test_bad_option_values_exit_2(capsys, trails):
+    biased, _ = trails
+    for bad in (("--alpha", "2"), ("--target", "median"), ("--n-resamples", "0")):
+        with pytest.raises(SystemExit) as info:
+            main(["group", str(biased), *GROUP, *bad])
+        assert info.value.code == EXIT_ERROR
+        err = capsys.readouterr().err
+        assert bad[0] in err and "Traceback" not in err
+
+
+def test_help_is_self_explanatory(capsys):
+    for command, needles in {
+        "group": ("--label", "--prediction", "--score", "--threshold", "--groups", "--metric",
+                  "--target", "--procedure", "--alpha", "--q", "Exit codes", "flag"),
+        "faith": ("--model", "--features", "--protected", "--epsilon", "--delta", "--trust",
+                  "--unsafe-pickle", "skops", "Exit codes"),
+        "demo": ("--output", "COMPAS", "Exit codes"),
+    }.items():
+        with pytest.raises(SystemExit) as info:
+            main([command, "--help"])
+        assert info.value.code == 0
+        out = " ".join(capsys.readouterr().out.split())
+        for needle in needles:
+            assert needle in out, (command, needle)
+
+
+# -- faith ---------------------------------------------------------------------------------
+class Passthrough(TransformerMixin, BaseEstimator):
+    """A transformer of a type skops does not know (to test the allow-list)."""
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        return X
+
+
+def _faith_data(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"group": rng.choice(["a", "b"], n),
+                      "priors": rng.choice(["none", "few", "many"], n)})
+    logit = -1.0 + 1.5 * (X.priors == "many") + 2.0 * (X.group == "b")
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    return X.assign(label=y)
+
+
+@pytest.fixture(scope="module")
+def faith_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("faith")
+    train, audit = _faith_data(seed=0), _faith_data(seed=1)
+    model = make_pipeline(OneHotEncoder(), LogisticRegression()).fit(
+        train[["group", "priors"]], train.label)
+    audit.to_csv(folder / "audit.csv", index=False)
+    with open(folder / "model.pkl", "wb") as f:
+        pickle.dump(model, f)
+    if HAS_SKOPS:
+        import skops.io as sio
+
+        sio.dump(model, folder / "model.skops")
+        sio.dump(make_pipeline(Passthrough(), model), folder / "custom.skops")
+    return folder, model
+
+
+FAITH = ("--data", "{folder}/audit.csv", "--label", "label", "--features", "group", "priors",
+         "--protected", "group", "--n-resamples", "200", "--quiet")
+
+
+def faith_args(folder, *extra):
+    return [a.format(folder=folder) for a in FAITH] + list(extra)
+
+
+@needs_skops
+def test_faith_exit_codes_json_and_report(capsys, faith_files, tmp_path):
+    folder, _ = faith_files
+    model = folder / "model.skops"
+    code, out, _ = run(capsys, "faith", "--model", model, *faith_args(folder), "--delta", "0.05",
+                       "--json")
+    assert code == EXIT_UNFAIR  # the model's decisions flip with the group
+    payload = json.loads(out)
+    assert payload["rejected"] is True and payload["lower_bound"] > 0.05
+    assert payload["moves"] and payload["n"] == 1500
+    code, out, _ = run(capsys, "faith", "--model", model, *faith_args(folder), "--delta", "0.9",
+                       "--report", tmp_path / "faith")
+    assert code == EXIT_PASS
+    assert "cannot reject delta-fairness" in out
+    html = (tmp_path / "faith" / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 1  # the heat map
+    assert json.loads((tmp_path / "faith" / "report.json").read_text())["sections"]
+
+
+@needs_skops
+def test_skops_round_trip_and_allow_list(faith_files):
+    folder, model = faith_files
+    X = _faith_data(seed=2)[["group", "priors"]]
+    loaded = load_model(folder / "model.skops")
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    np.testing.assert_allclose(loaded.predict_proba(X), model.predict_proba(X))
+    with pytest.raises(UserError, match="not trusted: .*Passthrough.*--trust"):
+        load_model(folder / "custom.skops")
+    import skops.io as sio
+
+    (custom_type,) = sio.get_untrusted_types(file=folder / "custom.skops")
+    assert custom_type not in DEFAULT_TRUSTED_TYPES
+    loaded = load_model(folder / "custom.skops", trust=[custom_type])
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+@needs_skops
+def test_faith_untrusted_type_is_refused_on_the_command_line(capsys, faith_files):
+    folder, _ = faith_files
+    code, _, err = run(capsys, "faith", "--model", folder / "custom.skops",
+                       *faith_args(folder), "--delta", "0.05")
+    assert_one_line_error(code, err, "not trusted", "--trust")
+
+
+def test_pickle_is_refused_without_the_unsafe_flag(capsys, faith_files):
+    folder, _ = faith_files
+    code, _, err = run(capsys, "faith", "--model", folder / "model.pkl", *faith_args(folder),
+                       "--delta", "0.05")
+    assert_one_line_error(code, err, "refusing", "--unsafe-pickle")
+    code, out, err = run(capsys, "faith", "--model", folder / "model.pkl", *faith_args(folder),
+                         "--delta", "0.05", "--unsafe-pickle")
+    assert code == EXIT_UNFAIR
+    assert "WARNING" in err and "executes any code" in err  # loud, even with --quiet
+
+
+def test_missing_skops_names_the_extra(capsys, faith_files, monkeypatch):
+    folder, _ = faith_files
+    monkeypatch.setitem(sys.modules, "skops", None)
+    monkeypatch.setitem(sys.modules, "skops.io", None)
+    (folder / "x.skops").write_bytes(b"not a zip")
+    code, _, err = run(capsys, "faith", "--model", folder / "x.skops", *faith_args(folder),
+                       "--delta", "0.05")
+    assert_one_line_error(code, err, "skfair_audit[skops]")
+
+
+@needs_skops
+def test_faith_bad_inputs(capsys, faith_files, tmp_path):
+    folder, _ = faith_files
+    model = folder / "model.skops"
+    args = faith_args(folder)
+    bad_features = [a if a != "priors" else "prior" for a in args]
+    code, _, err = run(capsys, "faith", "--model", model, *bad_features, "--delta", "0.05")
+    assert_one_line_error(code, err, "--features", "'prior' not found", "group, priors")
+    not_protected = list(args)
+    not_protected[not_protected.index("--protected") + 1] = "sex"
+    code, _, err = run(capsys, "faith", "--model", model, *not_protected, "--delta", "0.05")
+    assert_one_line_error(code, err, "--protected", "'sex'")
+    code, _, err = run(capsys, "faith", "--model", model, *args, "--delta", "1.5")
+    assert_one_line_error(code, err, "delta")
+    not_a_model = tmp_path / "model.skops"
+    not_a_model.write_text("hello")
+    code, _, err = run(capsys, "faith", "--model", not_a_model, *args, "--delta", "0.05")
+    assert_one_line_error(code, err, "skops file")
+    code, _, err = run(capsys, "faith", "--model", tmp_path / "none.skops", *args,
+                       "--delta", "0.05")
+    assert_one_line_error(code, err, "no such file")
