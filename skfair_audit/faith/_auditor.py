@@ -10,7 +10,7 @@ from sklearn.utils._tags import ClassifierTags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._audit import check_delta, faith_audit
+from ._audit import faith_audit
 from ._metric import (
     EuclideanMetric,
     PrecomputedMetric,
@@ -406,8 +406,33 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             Statistic, confidence interval and one-sided bounds, the δ-test decision and
             p-value, the bootstrap distribution, the adversarial plan and distribution.
         """
-        space, counts, loss, cost, forbidden = self._audit_problem(X, y)
-        check_delta(self.delta, loss)
+        return self._audit(*self._audit_problem(X, y))
+
+    def audit_counts(self, counts):
+        """Audit from the cell counts of an audit sample (grid mode).
+
+        For audit trails that do not fit in memory: the counts are a sum over partitions
+        (see :func:`skfair_audit.scale.partitioned_faith_audit`), and everything else the
+        audit needs was computed in :meth:`fit`. Equals :meth:`audit` on the same rows.
+
+        Parameters
+        ----------
+        counts : array-like of shape (n_cells,)
+            Audit rows per cell of ``space_`` (in its cell order).
+
+        Returns
+        -------
+        FaithResult
+        """
+        check_is_fitted(self)
+        if self.space != "grid":
+            raise ValueError(
+                "audit_counts needs space='grid': the empirical sample space is built from the "
+                "audit rows themselves."
+            )
+        return self._audit(self.space_, counts, self.cell_loss_, self.cost_, self.forbidden_)
+
+    def _audit(self, space, counts, loss, cost, forbidden):
         return faith_audit(
             counts,
             loss,

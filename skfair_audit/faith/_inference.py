@@ -125,7 +125,11 @@ def _resolve_m(m, n):
 
 def _resolve_step(step, n):
     value = n**DEFAULT_STEP_EXPONENT if step is None else (step(n) if callable(step) else step)
-    if not isinstance(value, numbers.Real) or not 0.0 < float(value) <= 1.0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not 0.0 < float(value) <= 1.0
+    ):
         raise ValueError(f"numerical_step must be a number in (0, 1], got {value!r}.")
     return float(value)
 
@@ -272,8 +276,10 @@ def one_sided_pvalues(value, root, n, delta):
     -------
     (p_unfair, p_fair) : tuple of float
     """
-    t = math.sqrt(n) * (value - delta)
-    return float(np.mean(root >= t)), float(np.mean(root <= t))
+    # Compare on the scale of the bounds (value − T*/√n is monotone in floating point too),
+    # so that "lower bound > δ" and "p ≤ α" agree exactly, ties included.
+    bounds = value - np.asarray(root) / math.sqrt(n)
+    return float(np.mean(bounds <= delta)), float(np.mean(bounds >= delta))
 
 
 def gaussianity_diagnostic(root):

@@ -302,9 +302,27 @@ def certify_bounds(
                                False, (0.0, 0.0), scales, audit.active)
     sups = run_bootstrap(process, n_resamples, batch_size=batch_size,
                          random_state=random_state, n_jobs=n_jobs)
+    _warn_if_degenerate(degenerate, audit)
+    sd = _global_sd(audit.stats.atom_value, audit.stats.atom_count.astype(float))
+    context = _AuditContext(audit.values, audit.rows, audit.theta_hat, sd if sd > 0 else 1.0,
+                            scale, p_star, w0, 1.5)
+    return bounds_result(
+        audit, scales, sups, alpha=alpha, alternative=alternative, scale=scale,
+        method=f"multinomial bootstrap of the {scale} disparity process "
+               f"({n_resamples} resamples, target {audit.target_kind})",
+        context=context,
+    )
+
+
+def bounds_result(audit, scales, sups, *, alpha, alternative, scale, method, context=None):
+    r"""Simultaneous bounds from the bootstrap suprema of the scaled disparity process.
+
+    Shared by the in-memory (multinomial) and partitioned (Poisson) bootstraps: ``sups`` has
+    one row per replicate with :math:`\sup_G T_b(G)/s_G` and :math:`\sup_G -T_b(G)/s_G`;
+    the bound of group G is :math:`\hat\epsilon(G) \mp c\, s_G / P_n(G)^2`.
+    """
     dist = {"lower": sups[:, 0], "upper": sups[:, 1]}.get(alternative, sups.max(axis=1))
     c = critical_value(dist, alpha)
-    _warn_if_degenerate(degenerate, audit)
     p = audit.sizes / audit.n
     with np.errstate(divide="ignore", invalid="ignore"):
         width = np.where(audit.active, c * scales / p**2, np.inf)
@@ -315,17 +333,13 @@ def certify_bounds(
         upper = np.full_like(upper, np.inf)
     elif alternative == "upper":
         lower = np.full_like(lower, -np.inf)
-    sd = _global_sd(audit.stats.atom_value, audit.stats.atom_count.astype(float))
-    context = _AuditContext(audit.values, audit.rows, audit.theta_hat, sd if sd > 0 else 1.0,
-                            scale, p_star, w0, 1.5)
     return GroupBoundsResult(
         names=audit.groups.names, sizes=audit.sizes, estimates=est,
         group_values=audit.group_values, lower=lower, upper=upper, scales=scales,
         target=audit.theta_hat, critical_value=c, alpha=alpha, alternative=alternative,
         scale=scale, metric=audit.metric.name, n=audit.n, bootstrap_distribution=dist,
-        method=f"multinomial bootstrap of the {scale} disparity process "
-               f"({n_resamples} resamples, target {audit.target_kind})",
-        groups=audit.groups, empty_groups=audit.empty_groups, _context=context,
+        method=method, groups=audit.groups, empty_groups=audit.empty_groups,
+        _context=context,
     )
 
 
@@ -520,21 +534,11 @@ def flag_groups(
     >>> res.flagged.tolist()
     [False, False, True]
     """
-    q = check_alpha(q, "q")
-    _check_choice(alternative, "alternative", ("greater", "less", "two-sided"))
+    q, epsilon0 = check_flag_params(q, alternative, epsilon0)
     _check_choice(se, "se", ("delta", "bootstrap"))
-    if not isinstance(epsilon0, numbers.Real) or not np.isfinite(epsilon0):
-        raise ValueError(f"epsilon0 must be a finite number, got {epsilon0!r}.")
-    epsilon0 = float(epsilon0)
-    if alternative == "two-sided" and epsilon0 < 0:
-        raise ValueError("epsilon0 must be non-negative for a two-sided null |eps| <= eps0.")
     audit = _prepare(y, y_pred, groups, metric, target, pos_label)
     if se == "delta":
-        # null-centred (score-type) variance at the boundary of each group's null
-        boundary = epsilon0 if alternative != "two-sided" else np.where(
-            audit.estimates < 0, -epsilon0, epsilon0)
-        std = delta_method_se(audit.stats, audit.groups, audit.target_kind, audit.theta_hat,
-                              null_disparity=boundary)
+        std = null_standard_errors(audit, epsilon0, alternative)
     else:
         process = DisparityProcess(audit.stats, audit.groups, audit.target_kind,
                                    audit.theta_hat, False, (0.0, 0.0),
@@ -545,13 +549,43 @@ def flag_groups(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             std = np.nanstd(reps, axis=0, ddof=1)
+    return flag_result(audit, std, epsilon0=epsilon0, alternative=alternative, q=q,
+                       se_method=se)
+
+
+def check_flag_params(q, alternative, epsilon0):
+    """Validate the FDR level, the direction and the null threshold of flagging."""
+    q = check_alpha(q, "q")
+    _check_choice(alternative, "alternative", ("greater", "less", "two-sided"))
+    if not isinstance(epsilon0, numbers.Real) or not np.isfinite(epsilon0):
+        raise ValueError(f"epsilon0 must be a finite number, got {epsilon0!r}.")
+    epsilon0 = float(epsilon0)
+    if alternative == "two-sided" and epsilon0 < 0:
+        raise ValueError("epsilon0 must be non-negative for a two-sided null |eps| <= eps0.")
+    return q, epsilon0
+
+
+def null_standard_errors(audit, epsilon0, alternative):
+    """Delta-method standard errors centred at the boundary of each group's null.
+
+    A score-type variance: it is the Wald variance at the boundary, and never 0 for a small
+    group whose metric happens to be constant.
+    """
+    boundary = epsilon0 if alternative != "two-sided" else np.where(
+        audit.estimates < 0, -epsilon0, epsilon0)
+    return delta_method_se(audit.stats, audit.groups, audit.target_kind, audit.theta_hat,
+                           null_disparity=boundary)
+
+
+def flag_result(audit, std, *, epsilon0, alternative, q, se_method):
+    """Per-group p-values and Benjamini–Hochberg flags from standard errors ``std``."""
     std = np.where(audit.active, std, np.nan)
     if np.any(audit.active & (std == 0)):
         warnings.warn(
             f"{int(np.sum(audit.active & (std == 0)))} group(s) have a zero standard error "
             "(constant metric); their p-values are 0 or 1.",
             DegenerateBootstrapWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     est = np.where(audit.active, audit.estimates, np.nan)
     pvalues, z = normal_pvalues(est, std, epsilon0, alternative)
@@ -562,7 +596,7 @@ def flag_groups(
         group_values=audit.group_values, standard_errors=std,
         statistics=np.where(audit.active, z, np.nan), pvalues=pvalues,
         adjusted_pvalues=adjusted, flagged=flagged & audit.active, target=audit.theta_hat,
-        epsilon0=epsilon0, alternative=alternative, q=q, se_method=se,
+        epsilon0=epsilon0, alternative=alternative, q=q, se_method=se_method,
         metric=audit.metric.name, n=audit.n, groups=audit.groups,
         empty_groups=audit.empty_groups,
     )

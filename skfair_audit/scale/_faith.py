@@ -134,32 +134,6 @@ def partitioned_faith_audit(trail, auditor, *, label):
     >>> bool(res.statistic == auditor.audit(X, y).statistic)
     True
     """
-    from ..faith import faith_audit
-    from ..faith._audit import check_delta
-
     if getattr(auditor, "space", None) != "grid" or not hasattr(auditor, "space_"):
         raise ValueError("partitioned_faith_audit needs a fitted FaithAuditor with space='grid'.")
-    space = auditor.space_
-    counts = partitioned_cell_counts(trail, space, label=label)
-    check_delta(auditor.delta, auditor.cell_loss_)
-    return faith_audit(
-        counts,
-        auditor.cell_loss_,
-        auditor.cost_,
-        epsilon=auditor.epsilon,
-        forbidden=auditor.forbidden_,
-        delta=auditor.delta,
-        method=auditor.method,
-        m=auditor.m,
-        numerical_step=auditor.numerical_step,
-        n_resamples=auditor.n_resamples,
-        confidence_level=auditor.confidence_level,
-        cell_names=space.cell_names,
-        cell_features=space.cell_features,
-        feature_names=[str(f) for f in space.feature_names],
-        cell_labels=space.cell_labels,
-        batch_size=auditor.batch_size,
-        random_state=auditor.random_state,
-        n_jobs=auditor.n_jobs,
-        verbose=auditor.verbose,
-    )
+    return auditor.audit_counts(partitioned_cell_counts(trail, auditor.space_, label=label))

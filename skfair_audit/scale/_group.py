@@ -49,13 +49,18 @@ from ..group._bootstrap import (
     DisparityProcess,
     SufficientStatistics,
     compute_scales,
-    critical_value,
-    delta_method_se,
-    normal_pvalues,
 )
 from ..group._collections import GroupCollection, intersections
-from ..group._multiple_testing import benjamini_hochberg
-from ..group._procedures import _check_choice, _check_scale_params, _resolve_metric
+from ..group._procedures import (
+    _check_choice,
+    _check_scale_params,
+    _resolve_metric,
+    _warn_if_degenerate,
+    bounds_result,
+    check_flag_params,
+    flag_result,
+    null_standard_errors,
+)
 from ..group._results import GroupBoundsResult, GroupFlagResult
 from ..utils import check_alpha, import_optional
 from ._poisson import fill_poisson_weights, row_states
@@ -638,34 +643,11 @@ def partitioned_certify_bounds(
     process = DisparityProcess(audit.stats, audit.groups, audit.target_kind, audit.theta_hat,
                                False, (0.0, 0.0), scales, audit.active)
     sups = poisson_suprema(process, audit.replicates)
-    dist = {"lower": sups[:, 0], "upper": sups[:, 1]}.get(alternative, sups.max(axis=1))
-    c = critical_value(dist, alpha)
-    if degenerate:
-        warnings.warn(
-            f"the metric {audit.metric.name!r} is constant on the audit sample: the bootstrap "
-            "distribution is degenerate (critical value 0) and the bounds equal the "
-            "estimates, without any coverage guarantee.",
-            DegenerateBootstrapWarning,
-            stacklevel=2,
-        )
-    p = audit.sizes / audit.n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        width = np.where(audit.active, c * scales / p**2, np.inf)
-    est = np.where(audit.active, audit.estimates, np.nan)
-    lower = np.where(audit.active, est - width, -np.inf)
-    upper = np.where(audit.active, est + width, np.inf)
-    if alternative == "lower":
-        upper = np.full_like(upper, np.inf)
-    elif alternative == "upper":
-        lower = np.full_like(lower, -np.inf)
-    return GroupBoundsResult(
-        names=audit.groups.names, sizes=audit.sizes, estimates=est,
-        group_values=audit.group_values, lower=lower, upper=upper, scales=scales,
-        target=audit.theta_hat, critical_value=c, alpha=alpha, alternative=alternative,
-        scale=scale, metric=audit.metric.name, n=audit.n, bootstrap_distribution=dist,
+    _warn_if_degenerate(degenerate, audit)
+    return bounds_result(
+        audit, scales, sups, alpha=alpha, alternative=alternative, scale=scale,
         method=f"Poisson bootstrap (row-key hashed weights) of the {scale} disparity process "
                f"({n_resamples} resamples, target {audit.target_kind})",
-        groups=audit.groups, empty_groups=audit.empty_groups,
     )
 
 
@@ -717,41 +699,13 @@ min_size
     >>> res.flagged.tolist()
     [False, False, True]
     """
-    q = check_alpha(q, "q")
-    _check_choice(alternative, "alternative", ("greater", "less", "two-sided"))
-    if not isinstance(epsilon0, numbers.Real) or not np.isfinite(epsilon0):
-        raise ValueError(f"epsilon0 must be a finite number, got {epsilon0!r}.")
-    epsilon0 = float(epsilon0)
-    if alternative == "two-sided" and epsilon0 < 0:
-        raise ValueError("epsilon0 must be non-negative for a two-sided null |eps| <= eps0.")
+    q, epsilon0 = check_flag_params(q, alternative, epsilon0)
     attributes = _check_columns(label, prediction, attributes)
     spec = _Spec(label, prediction, attributes, _resolve_metric(metric, pos_label), None, 0,
                  0, 1)
     audit = _assemble(summarize_trail(trail, spec), spec, target, depth, include_all,
                       min_size)
-    boundary = epsilon0 if alternative != "two-sided" else np.where(
-        audit.estimates < 0, -epsilon0, epsilon0)
-    std = delta_method_se(audit.stats, audit.groups, audit.target_kind, audit.theta_hat,
-                          null_disparity=boundary)
-    std = np.where(audit.active, std, np.nan)
-    if np.any(audit.active & (std == 0)):
-        warnings.warn(
-            f"{int(np.sum(audit.active & (std == 0)))} group(s) have a zero standard error "
-            "(constant metric); their p-values are 0 or 1.",
-            DegenerateBootstrapWarning,
-            stacklevel=2,
-        )
-    est = np.where(audit.active, audit.estimates, np.nan)
-    pvalues, z = normal_pvalues(est, std, epsilon0, alternative)
-    pvalues = np.where(audit.active, pvalues, 1.0)
-    flagged, adjusted = benjamini_hochberg(pvalues, q)
-    return GroupFlagResult(
-        names=audit.groups.names, sizes=audit.sizes, estimates=est,
-        group_values=audit.group_values, standard_errors=std,
-        statistics=np.where(audit.active, z, np.nan), pvalues=pvalues,
-        adjusted_pvalues=adjusted, flagged=flagged & audit.active, target=audit.theta_hat,
-        epsilon0=epsilon0, alternative=alternative, q=q, se_method="delta",
-        metric=audit.metric.name, n=audit.n, groups=audit.groups,
-        empty_groups=audit.empty_groups,
-    )
+    std = null_standard_errors(audit, epsilon0, alternative)
+    return flag_result(audit, std, epsilon0=epsilon0, alternative=alternative, q=q,
+                       se_method="delta")
 

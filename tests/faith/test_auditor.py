@@ -519,3 +519,24 @@ def test_compas_logistic_regression_is_not_individually_fair(compas_bunch):
     # With a transport budget the adversary also moves along non-sensitive directions.
     budget = clone(auditor).set_params(epsilon=0.1).fit(X_train, y_train)
     assert budget.audit(X_audit, y_audit).rejected
+
+
+def test_audit_counts_equals_audit(fitted, audited, data):
+    X, y = data
+    counts = fitted.space_.counts(X, y)
+    from_counts = fitted.audit_counts(counts)
+    assert from_counts.statistic == audited.statistic
+    np.testing.assert_array_equal(
+        from_counts.bootstrap_distribution, audited.bootstrap_distribution
+    )
+    with pytest.raises(ValueError, match="shape"):
+        fitted.audit_counts(counts[:-1])
+
+
+def test_audit_counts_needs_the_grid_space():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 2))
+    y = (X[:, 0] > 0).astype(int)
+    auditor = FaithAuditor(LogisticRegression(), space="empirical", n_resamples=20).fit(X, y)
+    with pytest.raises(ValueError, match="space='grid'"):
+        auditor.audit_counts(np.ones(4))
