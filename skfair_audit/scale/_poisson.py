@@ -158,7 +158,7 @@ def row_states(keys, seed) -> np.ndarray:
 
 
 def poisson_weights(states, start: int, stop: int, *, dtype=np.int64) -> np.ndarray:
-    """Poisson(1) weights of replicates ``start .. stop - 1`` for rows with ``states``.
+    """Poisson(1) weights of the rows with ``states``, for replicates ``start`` to ``stop - 1``.
 
     Parameters
     ----------
