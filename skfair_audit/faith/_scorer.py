@@ -23,17 +23,26 @@ class _FaithScorer:
     A plain class (not a closure) so that it pickles for parallel ``GridSearchCV`` workers.
     """
 
-    def __init__(self, statistic, greater_is_better, auditor_params):
+    def __init__(self, statistic, greater_is_better, auditor_params, fit_data=None):
         self.statistic = statistic
         self.greater_is_better = greater_is_better
         self.auditor_params = dict(auditor_params)
+        self.fit_data = fit_data
 
-    def auditor(self, estimator):
-        """The (unfitted) auditor of a fitted ``estimator``, frozen so that it is not refit."""
-        return FaithAuditor(FrozenEstimator(estimator), **self.auditor_params)
+    def auditor(self, estimator, X=None, y=None):
+        """The auditor of a fitted ``estimator`` (frozen, so not refit), fit on ``fit_data``
+        or, when there is none, on ``(X, y)``."""
+        auditor = FaithAuditor(FrozenEstimator(estimator), **self.auditor_params)
+        if self.fit_data is not None:
+            return auditor.fit(*self.fit_data)
+        return auditor if X is None else auditor.fit(X, y)
+
+    def audit(self, estimator, X, y):
+        """The :class:`FaithResult` of ``estimator`` on ``(X, y)``."""
+        return self.auditor(estimator, X, y).audit(X, y)
 
     def __call__(self, estimator, X, y):
-        auditor = self.auditor(estimator).fit(X, y)
+        auditor = self.auditor(estimator, X, y)
         if self.statistic == "statistic":
             value = auditor.audit_value(X, y)
         else:
@@ -45,15 +54,19 @@ class _FaithScorer:
         arguments = [f"statistic={self.statistic!r}"]
         if self.greater_is_better:
             arguments.append("greater_is_better=True")
+        if self.fit_data is not None:
+            arguments.append(f"fit_data=<{len(self.fit_data[1])} rows>")
         arguments += [f"{key}={value!r}" for key, value in sorted(self.auditor_params.items())]
         return f"make_faith_scorer({', '.join(arguments)})"
 
 
-def make_faith_scorer(*, statistic="statistic", greater_is_better=False, **auditor_params):
+def make_faith_scorer(
+    *, statistic="statistic", greater_is_better=False, fit_data=None, **auditor_params
+):
     r"""Make a scorer that audits a fitted classifier with FaiTH, for ``GridSearchCV``.
 
     The scorer ``scorer(estimator, X, y)`` audits the fitted ``estimator`` *as is* on the
-    scored fold:
+    scored fold (the auditor is fit on ``fit_data`` when given, else on the fold itself):
 
     .. code-block:: python
 
@@ -79,6 +92,10 @@ def make_faith_scorer(*, statistic="statistic", greater_is_better=False, **audit
         fairer), so by default the scorer returns the negated value, like ``neg_log_loss``;
         ``cv_results_`` then holds ``-ψ``. With ``True`` it returns the raw value (use it for
         ``"pvalue"``, where larger means less evidence of unfairness).
+    fit_data : tuple (X, y), optional
+        Data the auditor is fit on: the fair metric (and in grid mode the grid) is learned
+        there, disjoint from the scored folds, as the FaiTH methodology asks (e.g. the training
+        part of a single train/validation split). Default: the scored fold itself.
     **auditor_params
         Parameters of :class:`FaithAuditor` (all but ``estimator``), e.g. ``protected``,
         ``epsilon``, ``delta``, ``metric``, ``n_resamples``, ``random_state``.
@@ -90,11 +107,11 @@ def make_faith_scorer(*, statistic="statistic", greater_is_better=False, **audit
 
     Notes
     -----
-    The auditor is fit on the scored fold, so the fair metric (e.g. the default
-    ``metric="sensitive_subspace"``) is *learned on the fold that is audited*, and in grid
-    mode the grid levels are those of the fold. The FaiTH methodology asks for a metric
-    learned on data disjoint from the audit sample; to learn it elsewhere, fit it once and
-    pass ``metric=FrozenEstimator(fitted_metric)`` (e.g. a fitted
+    Without ``fit_data`` the auditor is fit on the scored fold, so the fair metric (e.g. the
+    default ``metric="sensitive_subspace"``) is *learned on the fold that is audited*, and in
+    grid mode the grid levels are those of the fold. The FaiTH methodology asks for a metric
+    learned on data disjoint from the audit sample: pass ``fit_data``, or fit the metric once
+    and pass ``metric=FrozenEstimator(fitted_metric)`` (e.g. a fitted
     :class:`SensitiveSubspaceMetric`) or a :class:`PrecomputedMetric` holding the cost matrix.
     With a discrete grid, declare all levels as pandas categories so that every fold has
     the same grid.
@@ -142,4 +159,6 @@ def make_faith_scorer(*, statistic="statistic", greater_is_better=False, **audit
     if statistic == "pvalue":
         if auditor_params.get("delta") is None:
             raise ValueError("statistic='pvalue' needs the threshold delta of the test.")
-    return _FaithScorer(statistic, greater_is_better, auditor_params)
+    if fit_data is not None and (not isinstance(fit_data, tuple) or len(fit_data) != 2):
+        raise ValueError("fit_data must be a tuple (X, y).")
+    return _FaithScorer(statistic, greater_is_better, auditor_params, fit_data)

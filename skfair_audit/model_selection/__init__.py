@@ -10,7 +10,6 @@ below δ. The scorers and :func:`delta_fair_refit` make the same choice inside
 from ._logistic import L1_RATIO_SPELLING, default_c_path, l1_logistic_regression
 from ._plot import plot_coefficient_path, plot_tradeoff
 from ._scorers import (
-    FaithBoundScorer,
     NoFairCandidateError,
     NoFairCandidateWarning,
     delta_fair_refit,
@@ -24,7 +23,6 @@ __all__ = [
     "L1_RATIO_SPELLING",
     "CoefficientPath",
     "FairModelSelector",
-    "FaithBoundScorer",
     "NoFairCandidateError",
     "NoFairCandidateWarning",
     "coefficient_path",

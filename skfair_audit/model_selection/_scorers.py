@@ -17,11 +17,9 @@ import re
 import warnings
 
 import numpy as np
-from sklearn.base import clone
-from sklearn.frozen import FrozenEstimator
 from sklearn.metrics import make_scorer, zero_one_loss
 
-from ..faith import FaithAuditor
+from ..faith import FaithAuditor, make_faith_scorer
 from ..utils import check_confidence_level
 
 __all__ = [
@@ -65,42 +63,6 @@ def make_error_scorer():
     return make_scorer(zero_one_loss, greater_is_better=False)
 
 
-class FaithBoundScorer:
-    """Scorer returning a bound of the FaiTH audit of a fitted model on the scoring data.
-
-    Built by :func:`make_faith_bound_scorer`; see there.
-    """
-
-    def __init__(self, auditor, X_metric, y_metric, *, bound, confidence_level, random_state):
-        self.auditor = auditor
-        self.X_metric = X_metric
-        self.y_metric = y_metric
-        self.bound = bound
-        self.confidence_level = confidence_level
-        self.random_state = random_state
-
-    def audit(self, estimator, X, y):
-        """The :class:`~skfair_audit.faith.FaithResult` of ``estimator`` on ``(X, y)``."""
-        auditor = clone(self.auditor).set_params(
-            estimator=FrozenEstimator(estimator),
-            delta=None,
-            confidence_level=self.confidence_level,
-            random_state=self.random_state,
-            n_jobs=None,
-            verbose=0,
-        )
-        return auditor.fit(self.X_metric, self.y_metric).audit(X, y)
-
-    def __call__(self, estimator, X, y):
-        return float(getattr(self.audit(estimator, X, y), self.bound))
-
-    def __repr__(self):
-        return (
-            f"FaithBoundScorer(bound={self.bound!r}, confidence_level={self.confidence_level}, "
-            f"random_state={self.random_state!r})"
-        )
-
-
 def make_faith_bound_scorer(
     auditor, X_metric, y_metric, *, bound="lower_bound", n_splits=1, random_state=0
 ):
@@ -135,9 +97,10 @@ def make_faith_bound_scorer(
 
     Returns
     -------
-    FaithBoundScorer
-        A callable ``scorer(estimator, X, y) -> float``; its ``audit`` method returns the full
-        :class:`~skfair_audit.faith.FaithResult`.
+    callable
+        The scorer of :func:`~skfair_audit.faith.make_faith_scorer` with
+        ``fit_data=(X_metric, y_metric)``: ``scorer(estimator, X, y) -> float``; its ``audit``
+        method returns the full :class:`~skfair_audit.faith.FaithResult`.
 
     Examples
     --------
@@ -164,9 +127,17 @@ def make_faith_bound_scorer(
     if bound not in _BOUNDS:
         raise ValueError(f"bound must be one of {_BOUNDS}, got {bound!r}.")
     n_splits = _check_n_splits(n_splits)
-    level = bonferroni_level(auditor.confidence_level, n_splits)
-    return FaithBoundScorer(
-        auditor, X_metric, y_metric, bound=bound, confidence_level=level, random_state=random_state
+    params = auditor.get_params(deep=False)
+    del params["estimator"]
+    params.update(
+        delta=None,
+        confidence_level=bonferroni_level(auditor.confidence_level, n_splits),
+        random_state=random_state,
+        n_jobs=None,
+        verbose=0,
+    )
+    return make_faith_scorer(
+        statistic=bound, greater_is_better=True, fit_data=(X_metric, y_metric), **params
     )
 
 

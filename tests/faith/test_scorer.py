@@ -152,3 +152,22 @@ def test_bad_arguments():
         make_faith_scorer(greater_is_better="yes")
     with pytest.raises(TypeError, match="epsilonn"):
         make_faith_scorer(epsilonn=0.1)
+
+
+def test_fit_data_learns_the_metric_elsewhere(data):
+    X, y = data
+    y = np.asarray(y)
+    train, val = np.arange(len(y) // 2), np.arange(len(y) // 2, len(y))
+    model = _pipeline().fit(X.iloc[train], y[train])
+    scorer = make_faith_scorer(
+        statistic="lower_bound", greater_is_better=True, fit_data=(X.iloc[train], y[train]),
+        protected=["group"], epsilon=0.0, n_resamples=100, random_state=0,
+    )
+    reference = FaithAuditor(
+        FrozenEstimator(model), protected=["group"], epsilon=0.0, n_resamples=100,
+        random_state=0,
+    ).fit(X.iloc[train], y[train]).audit(X.iloc[val], y[val])
+    assert scorer(model, X.iloc[val], y[val]) == reference.lower_bound
+    assert f"fit_data=<{len(train)} rows>" in repr(scorer)
+    with pytest.raises(ValueError, match="fit_data"):
+        make_faith_scorer(fit_data=X, protected=["group"])

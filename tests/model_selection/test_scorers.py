@@ -119,7 +119,7 @@ def test_faith_bound_scorer_audits_with_the_metric_of_the_given_training_data():
                                     random_state=4)
     assert upper(model, X.iloc[val], y[val]) == reference.upper_bound
     bonferroni = make_faith_bound_scorer(template, X.iloc[train], y[train], n_splits=5)
-    assert bonferroni.confidence_level == pytest.approx(0.99)
+    assert bonferroni.auditor_params["confidence_level"] == pytest.approx(0.99)
     assert pickle.loads(pickle.dumps(scorer))(model, X.iloc[val], y[val]) == reference.lower_bound
 
 
