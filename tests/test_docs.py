@@ -1,0 +1,27 @@
+"""The documentation's examples run (on the real data, which CI always has)."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "doc" / "examples").glob("*.py"))
+
+
+def test_there_are_examples():
+    assert EXAMPLES
+
+
+@pytest.mark.real_data
+@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+def test_example_runs(script, compas_bunch, tmp_path):
+    out = tmp_path / "figure.png"
+    done = subprocess.run(
+        [sys.executable, str(script), str(out)],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert out.exists() and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
