@@ -85,7 +85,7 @@ def test_demo_runs_on_real_data(compas_bunch, capsys, tmp_path):
     assert main(["demo", "--fast", "--output", str(output)]) == EXIT_PASS
     out, err = capsys.readouterr()
     assert "5,278 defendants" in out and "6,172 defendants" in out
-    assert "epsilon = 0" in out and "delta = 0.05" in out
+    assert "epsilon = 0" in out and "delta = 0.04" in out
     # the paper's PPV comparison: African-American minus Caucasian PPV is +0.0547
     assert "+0.0547" in out
     assert "3 group(s) flagged: sex=Female;" in out
