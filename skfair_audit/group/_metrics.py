@@ -14,6 +14,7 @@ as a tuple of pairs, so two metrics never share mutable state.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -160,9 +161,16 @@ def _coverage_value(y, y_pred, *, classes):
             f"coverage with numeric y_pred needs 2 columns [low, high], got {y_pred.shape[1]}."
         )
     low, high = y_pred[:, 0].astype(float), y_pred[:, 1].astype(float)
-    bad = np.flatnonzero(low > high)
-    if bad.size:
-        raise ValueError(f"coverage: interval rows {bad[:5].tolist()} have low > high.")
+    crossed = np.flatnonzero(low > high)
+    if crossed.size:
+        # Crossed quantiles (e.g. conformalized quantile regression): an empty interval,
+        # which covers nothing.
+        warnings.warn(
+            f"coverage: {crossed.size} interval(s) have low > high (e.g. rows "
+            f"{crossed[:5].tolist()}); they are empty and count as not covering.",
+            UserWarning,
+            stacklevel=4,
+        )
     y = y.astype(float)
     return ((low <= y) & (y <= high)).astype(float)
 

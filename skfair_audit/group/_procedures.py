@@ -549,6 +549,17 @@ def flag_groups(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             std = np.nanstd(reps, axis=0, ddof=1)
+        # A group whose metric is constant has no bootstrap variance of its own (only the
+        # target's), which would make a 3-row group look significant: give such groups the
+        # null-centred standard error instead.
+        n_g, s_g = audit.stats.observed_group_sums(audit.groups)
+        _, s2_g = audit.stats.observed_group_sums(audit.groups, power=2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            within_var = s2_g / n_g - (s_g / n_g) ** 2
+        constant = audit.active & (within_var <= 1e-12 * np.maximum(1.0, s2_g / n_g))
+        if np.any(constant):
+            std = np.where(constant, np.maximum(std, null_standard_errors(
+                audit, epsilon0, alternative)), std)
     return flag_result(audit, std, epsilon0=epsilon0, alternative=alternative, q=q,
                        se_method=se)
 

@@ -81,12 +81,14 @@ class _GroupLookup:
         frame = pd.DataFrame(columns)
         return frame.set_index("group")
 
-    def _errorbar_plot(self, ax, estimates, lower, upper, reference, max_groups, title):
+    def _errorbar_plot(self, ax, estimates, lower, upper, reference, max_groups, title,
+                       min_size=1):
         plt = import_optional("matplotlib.pyplot", "plot a group audit")
+        # Empty groups have nothing to draw, and tiny groups' wide bars would set the scale.
+        shown = np.flatnonzero(np.isfinite(estimates) & (np.asarray(self.sizes) >= min_size))
+        order = shown[np.argsort(estimates[shown], kind="stable")][:max_groups]
         if ax is None:
-            _, ax = plt.subplots(figsize=(6, 0.3 * min(len(self.names), max_groups) + 1.5))
-        finite = np.isfinite(estimates)
-        order = np.argsort(np.where(finite, estimates, np.inf))[:max_groups]
+            _, ax = plt.subplots(figsize=(6, 0.3 * max(order.size, 1) + 1.5))
         pos = np.arange(order.size)
         est = estimates[order]
         lo = np.where(np.isfinite(lower[order]), lower[order], est)
@@ -226,11 +228,15 @@ class GroupBoundsResult(_GroupLookup):
             "scale": self.scales,
         })
 
-    def plot(self, ax=None, *, max_groups=40):
-        """Estimates and bounds per group (matplotlib axes)."""
+    def plot(self, ax=None, *, max_groups=40, min_size=1):
+        """Estimates and bounds per group (matplotlib axes).
+
+        Groups are sorted by estimate; empty groups and groups with fewer than ``min_size``
+        rows are left out (their bounds are valid but too wide to read).
+        """
         return self._errorbar_plot(
             ax, self.estimates, self.lower, self.upper, 0.0, max_groups,
-            f"{self.metric}: {100 * (1 - self.alpha):g}% simultaneous bounds",
+            f"{self.metric}: {100 * (1 - self.alpha):g}% simultaneous bounds", min_size,
         )
 
 
@@ -296,10 +302,11 @@ class GroupCertificationResult(_GroupLookup):
             "certified": self.certified,
         })
 
-    def plot(self, ax=None, *, max_groups=40):
+    def plot(self, ax=None, *, max_groups=40, min_size=1):
+        """Estimates and certification bounds per group (matplotlib axes)."""
         return self._errorbar_plot(
             ax, self.estimates, self.lower, self.upper, self.epsilon0, max_groups,
-            f"{self.metric}: certificates ({self.alternative} {self.epsilon0:g})",
+            f"{self.metric}: certificates ({self.alternative} {self.epsilon0:g})", min_size,
         )
 
 
@@ -362,12 +369,12 @@ class GroupFlagResult(_GroupLookup):
             "adjusted_pvalue": self.adjusted_pvalues, "flagged": self.flagged,
         })
 
-    def plot(self, ax=None, *, max_groups=40):
+    def plot(self, ax=None, *, max_groups=40, min_size=1):
         """Estimates with ±1.96 se bars (marginal, not simultaneous)."""
         half = 1.959963984540054 * np.nan_to_num(self.standard_errors)
         return self._errorbar_plot(
             ax, self.estimates, self.estimates - half, self.estimates + half, self.epsilon0,
-            max_groups, f"{self.metric}: flags at FDR {self.q:g}",
+            max_groups, f"{self.metric}: flags at FDR {self.q:g}", min_size,
         )
 
 

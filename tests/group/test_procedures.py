@@ -339,3 +339,26 @@ def test_groups_as_plain_label_array_or_list():
     assert list(from_array.names) == list(from_list.names)
     np.testing.assert_array_equal(from_array.lower, from_list.lower)
     assert len(from_array.names) == 3
+
+
+def test_bootstrap_se_does_not_flag_a_tiny_constant_group():
+    # Groups a and b: 500 rows with random labels; group c: 3 rows, all y = 0 (PPV 0). With
+    # the plain bootstrap SD, c's only variance is the target's, and it would be flagged.
+    rng = np.random.default_rng(0)
+    g = np.array(["a"] * 500 + ["b"] * 500 + ["c"] * 3)
+    y = np.concatenate([rng.integers(0, 2, 1000), np.zeros(3, dtype=int)])
+    y_pred = np.ones(g.size, dtype=int)
+    res = flag_groups(y, y_pred, {"g": g}, metric="ppv", epsilon0=-0.05, alternative="less",
+                      se="bootstrap", n_resamples=200, random_state=0)
+    c = res.names.index("g=c")
+    assert res.pvalues[c] > 1e-3 and not res.flagged[c]
+
+
+def test_crossed_coverage_intervals_are_empty():
+    from skfair_audit.group import get_metric
+
+    with pytest.warns(UserWarning, match="low > high"):
+        values, rows = get_metric("coverage").evaluate(
+            np.array([0.7, 0.7]), np.array([[1.0, 0.5], [0.0, 1.0]])
+        )
+    np.testing.assert_array_equal(values[rows], [0.0, 1.0])
