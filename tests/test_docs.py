@@ -25,3 +25,16 @@ def test_example_runs(script, compas_bunch, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert out.exists() and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_reproduction_page_is_up_to_date():
+    # The page quotes the committed results only through this script.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "make_reproduction_tables", ROOT / "doc" / "make_reproduction_tables.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    committed = (ROOT / "doc" / "reproduction_tables.rst").read_text(encoding="utf-8")
+    assert module.render() == committed, "run: python doc/make_reproduction_tables.py"
