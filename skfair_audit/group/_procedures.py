@@ -67,13 +67,15 @@ __all__ = [
 
 
 @dataclass(frozen=True, eq=False)
-class _Audit:
-    """Everything computed once from the audit trail, shared by the procedures."""
+class AuditSummary:
+    """What every procedure needs from an audit trail: groups, atoms, target, estimates.
+
+    Built in memory by :func:`_prepare` (with the rows, for queries of groups outside the
+    collection) and over partitions by :mod:`skfair_audit.scale` (with the Poisson replicates).
+    """
 
     metric: object
     groups: GroupCollection
-    values: np.ndarray  # L on all rows (0 off the condition)
-    rows: np.ndarray  # condition mask
     stats: SufficientStatistics
     target_kind: str
     theta_hat: float
@@ -89,6 +91,14 @@ class _Audit:
     @property
     def active(self) -> np.ndarray:
         return self.sizes > 0
+
+
+@dataclass(frozen=True, eq=False)
+class _Audit(AuditSummary):
+    """An in-memory audit trail: also the per-row values and the condition mask."""
+
+    values: np.ndarray = None  # L on all rows (0 off the condition)
+    rows: np.ndarray = None  # condition mask
 
 
 def _as_collection(groups, n_rows):
@@ -182,8 +192,8 @@ def _prepare(y, y_pred, groups, metric, target, pos_label, *, allow_reference=Tr
             DegenerateBootstrapWarning,
             stacklevel=3,
         )
-    return _Audit(metric, collection, values, rows, stats, kind, theta_hat, sizes,
-                  group_values, group_values - theta_hat, empty)
+    return _Audit(metric, collection, stats, kind, theta_hat, sizes, group_values,
+                  group_values - theta_hat, empty, values=values, rows=rows)
 
 
 def _check_choice(value, name, choices):

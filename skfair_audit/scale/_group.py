@@ -52,6 +52,7 @@ from ..group._bootstrap import (
 )
 from ..group._collections import GroupCollection, intersections
 from ..group._procedures import (
+    AuditSummary,
     _check_choice,
     _check_scale_params,
     _resolve_metric,
@@ -352,27 +353,10 @@ def _check_index_ranges(ranges):
 
 
 @dataclass(frozen=True, eq=False)
-class _PartitionedAudit:
-    """The driver-side counterpart of ``group._procedures._Audit``."""
+class _PartitionedAudit(AuditSummary):
+    """The driver-side audit summary, with the Poisson replicates summed over partitions."""
 
-    metric: object
-    groups: GroupCollection
-    stats: SufficientStatistics
-    replicates: np.ndarray  # (n_atoms, n_resamples), atoms in ``stats`` order
-    target_kind: str
-    theta_hat: float
-    sizes: np.ndarray
-    group_values: np.ndarray
-    estimates: np.ndarray
-    empty_groups: tuple
-
-    @property
-    def n(self) -> int:
-        return self.stats.n
-
-    @property
-    def active(self) -> np.ndarray:
-        return self.sizes > 0
+    replicates: np.ndarray = None  # (n_atoms, n_resamples), atoms in ``stats`` order
 
 
 def _collection(summary, attributes, depth, include_all, min_size, pd):
@@ -471,9 +455,9 @@ def _assemble(summary, spec, target, depth, include_all, min_size):
             DegenerateBootstrapWarning,
             stacklevel=3,
         )
-    return _PartitionedAudit(spec.metric, collection, stats, summary.replicates[order],
-                             kind, theta_hat, sizes, group_values, group_values - theta_hat,
-                             empty)
+    return _PartitionedAudit(spec.metric, collection, stats, kind, theta_hat, sizes,
+                             group_values, group_values - theta_hat, empty,
+                             replicates=summary.replicates[order])
 
 
 def poisson_suprema(process, replicates, *, batch_size=256):
