@@ -324,12 +324,26 @@ def certify_bounds(
     )
 
 
+def disparity_range(audit):
+    """The values ε(G) = E[L | G] − θ can take, from the metric's domain [a, b].
+
+    Intersecting a confidence set with the parameter space keeps its coverage: the bounds of a
+    tiny group (valid, but ``c s_G / P_n(G)²`` wide) are clipped to this range, e.g. [−1, 1]
+    for a rate, or [a − θ, b − θ] for a known target θ.
+    """
+    low, high = audit.metric.bounds
+    if audit.target_kind == "constant":
+        return low - audit.theta_hat, high - audit.theta_hat
+    return low - high, high - low
+
+
 def bounds_result(audit, scales, sups, *, alpha, alternative, scale, method, context=None):
     r"""Simultaneous bounds from the bootstrap suprema of the scaled disparity process.
 
     Shared by the in-memory (multinomial) and partitioned (Poisson) bootstraps: ``sups`` has
     one row per replicate with :math:`\sup_G T_b(G)/s_G` and :math:`\sup_G -T_b(G)/s_G`;
-    the bound of group G is :math:`\hat\epsilon(G) \mp c\, s_G / P_n(G)^2`.
+    the bound of group G is :math:`\hat\epsilon(G) \mp c\, s_G / P_n(G)^2`, clipped to
+    :func:`disparity_range`.
     """
     dist = {"lower": sups[:, 0], "upper": sups[:, 1]}.get(alternative, sups.max(axis=1))
     c = critical_value(dist, alpha)
@@ -337,8 +351,9 @@ def bounds_result(audit, scales, sups, *, alpha, alternative, scale, method, con
     with np.errstate(divide="ignore", invalid="ignore"):
         width = np.where(audit.active, c * scales / p**2, np.inf)
     est = np.where(audit.active, audit.estimates, np.nan)
-    lower = np.where(audit.active, est - width, -np.inf)
-    upper = np.where(audit.active, est + width, np.inf)
+    low_range, high_range = disparity_range(audit)
+    lower = np.where(audit.active, np.maximum(est - width, low_range), -np.inf)
+    upper = np.where(audit.active, np.minimum(est + width, high_range), np.inf)
     if alternative == "lower":
         upper = np.full_like(upper, np.inf)
     elif alternative == "upper":

@@ -115,7 +115,8 @@ class GroupBoundsResult(_GroupLookup):
     group_values : ndarray
         :math:`\\hat\\mu_G`, the metric on the group.
     lower, upper : ndarray
-        Simultaneous bounds (``-inf``/``inf`` on the open side and for empty groups).
+        Simultaneous bounds (``-inf``/``inf`` on the open side and for empty groups), clipped
+        to the values the disparity can take given the metric's domain.
     scales : ndarray
         :math:`s_G`.
     target : float

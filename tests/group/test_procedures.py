@@ -362,3 +362,22 @@ def test_crossed_coverage_intervals_are_empty():
             np.array([0.7, 0.7]), np.array([[1.0, 0.5], [0.0, 1.0]])
         )
     np.testing.assert_array_equal(values[rows], [0.0, 1.0])
+
+
+def test_bounds_are_clipped_to_the_range_of_the_disparity():
+    # A 3-row group has a valid but enormous width c s_G / P_n(G)^2: its bounds are cut to
+    # the values a difference of two rates can take, and large groups are untouched.
+    rng = np.random.default_rng(3)
+    g = np.array(["a"] * 1500 + ["b"] * 1500 + ["c"] * 3)
+    y = rng.integers(0, 2, g.size)
+    y_pred = rng.integers(0, 2, g.size)
+    res = certify_bounds(y, y_pred, {"g": g}, metric="error_rate", alternative="two-sided",
+                         scale="unscaled", n_resamples=200, random_state=0)
+    c = res.names.index("g=c")
+    assert res.lower[c] == -1.0 and res.upper[c] == 1.0
+    a = res.names.index("g=a")
+    assert -1.0 < res.lower[a] < res.estimates[a] < res.upper[a] < 1.0
+    known = certify_bounds(y, y_pred, {"g": g}, metric="error_rate", target=0.5,
+                           alternative="two-sided", scale="unscaled", n_resamples=200,
+                           random_state=0)
+    assert known.lower[c] == -0.5 and known.upper[c] == 0.5
