@@ -332,7 +332,7 @@ def _build_parser() -> argparse.ArgumentParser:
                             "(FDR-controlled flags; default)")
     group.add_argument("--alternative", default=None,
                        help="bounds: lower / upper / two-sided (default two-sided); threshold: "
-                            "greater / less / within (default less); flag: greater / less / "
+                            "greater / less / within (default greater); flag: greater / less / "
                             "two-sided (default greater)")
     group.add_argument("--epsilon0", type=_finite, default=None, metavar="E",
                        help="disparity threshold (threshold and flag: default 0; bounds: "
@@ -399,7 +399,8 @@ def _build_parser() -> argparse.ArgumentParser:
 # -- group ---------------------------------------------------------------------------------
 _ALTERNATIVES = {
     "bounds": (("lower", "upper", "two-sided"), "two-sided"),
-    "threshold": (("greater", "less", "within"), "less"),
+    # The same defaults as the library (certify_threshold, GroupDisparityAuditor).
+    "threshold": (("greater", "less", "within"), "greater"),
     "flag": (("greater", "less", "two-sided"), "greater"),
 }
 

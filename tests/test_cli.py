@@ -90,10 +90,10 @@ def test_group_threshold_and_bounds_gate(capsys, trails):
     biased, fair = trails
     common = (*GROUP, "--metric", "fpr", "--n-resamples", "200")
     # threshold "less": every group certified below +0.1 only on the fair trail
-    assert run(capsys, "group", fair, *common, "--procedure", "threshold", "--epsilon0",
-               "0.1")[0] == EXIT_PASS
-    assert run(capsys, "group", biased, *common, "--procedure", "threshold", "--epsilon0",
-               "0.1")[0] == EXIT_UNFAIR
+    assert run(capsys, "group", fair, *common, "--procedure", "threshold", "--alternative",
+               "less", "--epsilon0", "0.1")[0] == EXIT_PASS
+    assert run(capsys, "group", biased, *common, "--procedure", "threshold", "--alternative",
+               "less", "--epsilon0", "0.1")[0] == EXIT_UNFAIR
     # bounds without --epsilon0 are descriptive; with it they are a gate
     code, out, _ = run(capsys, "group", biased, *common, "--procedure", "bounds", "--json")
     assert code == EXIT_PASS

@@ -190,6 +190,14 @@ def faith_audit(
         n_jobs=n_jobs,
         verbose=verbose,
     )
+    if np.count_nonzero(counts) == 1:
+        # Every resample equals the sample: the bootstrap cannot see any variability.
+        warnings.warn(
+            "all audit rows fall in one cell: every bootstrap replicate equals the audit "
+            "sample, so the interval has zero width and carries no sampling uncertainty.",
+            SmallSampleWarning,
+            stacklevel=2,
+        )
     lower, _ = root_bounds(value, root, n, confidence_level, "greater")
     _, upper = root_bounds(value, root, n, confidence_level, "less")
     if delta is None:

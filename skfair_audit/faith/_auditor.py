@@ -50,8 +50,9 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         The model to audit. :meth:`fit` fits a clone; wrap a trained model in
         :class:`sklearn.frozen.FrozenEstimator` to audit it as is.
     features : list of str or int, optional
-        Grid features (columns of ``X``); default all columns. In ``space="grid"`` the model
-        must be fit on exactly these columns (it is queried on every grid cell).
+        Features of the sample space (columns of ``X``); default all columns. They must be all
+        the columns the model is fit on, in either space: the model is queried on the cells,
+        which hold these features only.
     protected : list of str or int, optional
         Protected attributes among the features (e.g. ``["race", "sex"]``).
     space : {"grid", "empirical"}
@@ -232,6 +233,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         _, y_checked = validate_data(
             self, X, y, reset=True, dtype=None, ensure_min_samples=2, y_numeric=False
         )
+        self._check_features(X)
         classes = self._check_binary(y_checked)
         self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
         estimator_classes = getattr(self.estimator_, "classes_", classes)
@@ -275,6 +277,17 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
                 f"{classes.size} ({classes[:5].tolist()})."
             )
         return classes
+
+    def _check_features(self, X):
+        if self.features is None:
+            return
+        columns = list(X.columns) if hasattr(X, "columns") else list(range(np.shape(X)[1]))
+        if sorted(map(str, self.features)) != sorted(map(str, columns)):
+            raise ValueError(
+                f"features={list(self.features)} must be all the columns the model is fit on "
+                f"({columns}): the model is queried on the cells of the sample space, which "
+                "hold these features only. Fit the auditor on X[features]."
+            )
 
     def _features(self, X):
         if self.features is not None:

@@ -119,7 +119,14 @@ class GroupCollection:
     _index: dict = field(default=None, repr=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "_index", {name: j for j, name in enumerate(self.names)})
+        index = {name: j for j, name in enumerate(self.names)}
+        if len(index) != len(self.names):
+            seen = [n for j, n in enumerate(self.names) if index[n] != j]
+            raise ValueError(
+                f"group names must be unique (they are how groups are queried); repeated: "
+                f"{sorted(set(seen))[:5]}."
+            )
+        object.__setattr__(self, "_index", index)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -395,13 +402,20 @@ def _grid(x, grid, n_bins, name):
     return x, edges, bins
 
 
-def _fmt(v):
-    return f"{v:g}"
+def _edge_labels(edges):
+    """Shortest ``%g`` labels (6 to 17 significant digits) that tell all edges apart."""
+    edges = np.asarray(edges, dtype=float)
+    for digits in range(6, 18):
+        labels = [f"{v:.{digits}g}" for v in edges]
+        if len(set(labels)) == len(labels):
+            return labels
+    return [repr(float(v)) for v in edges]
 
 
-def _interval_name(name, edges, a, b):
-    closing = "]" if b == edges.size - 1 else ")"
-    return f"{name} in [{_fmt(edges[a])}, {_fmt(edges[b])}{closing}"
+def _interval_name(name, edges, a, b, labels=None):
+    labels = _edge_labels(edges) if labels is None else labels
+    closing = "]" if b == len(labels) - 1 else ")"
+    return f"{name} in [{labels[a]}, {labels[b]}{closing}"
 
 
 def _all_intervals(edges, min_length):
@@ -444,7 +458,10 @@ def intervals(x, grid=None, *, n_bins=None, min_length=0.0, min_size=0, name=Non
     cells = np.arange(m + 1)
     membership = (cells[:, None] >= starts) & (cells[:, None] < ends)
     layout = _IntervalLayout(edges, starts, ends, float(min_length))
-    names = [_interval_name(name, edges, a, b) for a, b in zip(starts, ends, strict=True)]
+    labels = _edge_labels(edges)
+    names = [
+        _interval_name(name, edges, a, b, labels) for a, b in zip(starts, ends, strict=True)
+    ]
     return _finalize(names, membership, bins, kind="intervals", min_size=min_size, layout=layout)
 
 
@@ -480,8 +497,10 @@ def boxes(x1, x2, grid1=None, grid2=None, *, n_bins1=None, n_bins2=None, min_siz
         (r[:, None] >= layout.starts1) & (r[:, None] < layout.ends1)
         & (c[:, None] >= layout.starts2) & (c[:, None] < layout.ends2)
     )
+    labels1, labels2 = _edge_labels(e1), _edge_labels(e2)
     group_names = [
-        f"{_interval_name(name1, e1, s1[a], t1[a])} & {_interval_name(name2, e2, s2[b], t2[b])}"
+        f"{_interval_name(name1, e1, s1[a], t1[a], labels1)} & "
+        f"{_interval_name(name2, e2, s2[b], t2[b], labels2)}"
         for a, b in zip(i1, i2, strict=True)
     ]
     return _finalize(group_names, membership, cell_of_row, kind="boxes", min_size=min_size,
@@ -596,9 +615,10 @@ def cross_with_bins(groups, scores, bins=10, *, name="score"):
     cells, cell_of_row = np.unique(pair, return_inverse=True)
     old_cell, cell_bin = np.divmod(cells, m + 1)
     names, columns = [], []
+    labels = _edge_labels(edges)
     for j, gname in enumerate(groups.names):
         for b in range(m):
-            names.append(f"{gname} & {_interval_name(name, edges, b, b + 1)}")
+            names.append(f"{gname} & {_interval_name(name, edges, b, b + 1, labels)}")
             columns.append(groups.cell_membership[old_cell, j] & (cell_bin == b))
     return _finalize(names, np.column_stack(columns), cell_of_row.ravel(), kind="crossed",
                      report=groups.empty_groups)

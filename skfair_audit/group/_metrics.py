@@ -68,7 +68,8 @@ def _binary_pos_mask(arr: np.ndarray, pos_label, name: str, metric: str) -> np.n
         else:
             raise ValueError(
                 f"metric {metric!r}: labels {_sorted_values(observed)} are not in {{0, 1}} or "
-                "{-1, 1}; pass pos_label to say which label is positive."
+                "{-1, 1}; pass pos_label (--pos-label on the command line) to say which label "
+                "is positive."
             )
     return arr == pos_label
 

@@ -305,3 +305,11 @@ def test_bad_options(kwargs, match):
     counts, loss, cost, _ = kink_pair()
     with pytest.raises(ValueError, match=match):
         faith_audit(counts, loss, cost, epsilon=0.1, **kwargs)
+
+
+def test_single_cell_audit_warns_that_the_bootstrap_is_degenerate():
+    loss = np.array([0.0, 1.0, 0.0, 1.0])
+    with pytest.warns(SmallSampleWarning, match="one cell"):
+        res = faith_audit(np.array([100, 0, 0, 0]), loss, np.zeros((4, 4)), epsilon=0.0,
+                          n_resamples=50, random_state=0)
+    assert res.confidence_interval().low == res.confidence_interval().high

@@ -540,3 +540,15 @@ def test_audit_counts_needs_the_grid_space():
     auditor = FaithAuditor(LogisticRegression(), space="empirical", n_resamples=20).fit(X, y)
     with pytest.raises(ValueError, match="space='grid'"):
         auditor.audit_counts(np.ones(4))
+
+
+def test_features_must_be_all_the_model_columns():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"g": rng.integers(0, 2, 300), "x1": rng.normal(size=300),
+                      "x2": rng.normal(size=300)})
+    y = (X["x1"] > 0).astype(int)
+    auditor = FaithAuditor(LogisticRegression(), features=["g", "x1"], protected=["g"],
+                           space="empirical", n_resamples=20)
+    with pytest.raises(ValueError, match="all the columns the model is fit on"):
+        auditor.fit(X, y)
+    auditor.fit(X[["g", "x1"]], y).audit(X[["g", "x1"]], y)

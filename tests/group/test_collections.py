@@ -158,3 +158,15 @@ def test_collection_is_frozen():
     with pytest.raises(AttributeError):
         g.kind = "other"
     assert list(itertools.islice(g.names, 2)) == ["group 0", "group 1"]
+
+
+def test_interval_names_stay_distinct_for_large_or_close_edges():
+    x = 1e6 + np.linspace(0, 5, 200)
+    g = intervals(x, n_bins=5)
+    assert len(set(g.names)) == len(g.names) == 15
+    assert g.names[0] == "x in [1000000, 1000001)"
+
+
+def test_collection_names_must_be_unique():
+    with pytest.raises(ValueError, match="unique"):
+        masks(np.array([[True, False], [False, True]]), names=["a", "a"])
