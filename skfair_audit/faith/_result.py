@@ -43,7 +43,9 @@ class FaithResult:
     lower_bound, upper_bound : float
         One-sided bounds at ``confidence_level``.
     pvalue : float or None
-        P-value of the δ-fairness test, H0: ψ ≤ δ (the model is δ-fair) vs ψ > δ.
+        P-value of the δ-fairness test, H0: ψ ≤ δ (the model is δ-fair) vs ψ > δ: the share
+        of bootstrap replicates at least as extreme, so ``0.0`` means "below 1/B" (it
+        inverts the bounds exactly: ``pvalue <= 1 - confidence_level`` iff ``rejected``).
     fair_pvalue : float or None
         P-value of the mirror test, H0: ψ ≥ δ vs ψ < δ (small = fairness certified).
     rejected : bool or None

@@ -391,6 +391,15 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"sensitive_features have {sorted(lengths)} rows but X has {n_rows} rows."
             )
+        # Rows are matched by position; two pandas indexes that disagree mean the rows are
+        # not the same people (a shuffled or filtered copy): refuse rather than mismatch.
+        index = getattr(sensitive_features, "index", None)
+        if hasattr(X, "index") and index is not None and not index.equals(X.index):
+            raise ValueError(
+                "the index of sensitive_features does not match the index of X: rows are "
+                "matched by position, so align them first (e.g. "
+                "sensitive_features.loc[X.index]) or pass plain arrays."
+            )
         return data
 
     def _collection(self, X, sensitive_features):

@@ -484,3 +484,16 @@ def test_bad_procedure_options_raise_at_audit(split, fitted_model):
     with pytest.raises(ValueError, match="takes no pos_label"):
         GroupDisparityAuditor(metric="error_rate", pos_label=1, **base).fit(
             X_tr, y_tr).audit(X_te, y_te)
+
+
+def test_misaligned_sensitive_features_index_is_refused():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.normal(size=200)})
+    y = (X["x"] + rng.normal(size=200) > 0).astype(int)
+    s = pd.Series(rng.choice(["a", "b"], 200), name="g")
+    auditor = GroupDisparityAuditor(LogisticRegression(), metric="error_rate",
+                                    n_resamples=50, random_state=0).fit(X, y)
+    auditor.audit(X, y, sensitive_features=s)  # same default index: fine
+    with pytest.raises(ValueError, match="index of sensitive_features"):
+        auditor.audit(X, y, sensitive_features=s.sample(frac=1.0, random_state=0))
