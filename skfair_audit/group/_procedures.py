@@ -179,6 +179,16 @@ def _prepare(y, y_pred, groups, metric, target, pos_label, *, allow_reference=Tr
         collection.cell_of_row[rows], values[rows], collection.n_cells,
         None if reference is None else reference[rows],
     )
+    sizes, group_values, empty = group_summary(stats, collection)
+    return _Audit(metric, collection, stats, kind, theta_hat, sizes, group_values,
+                  group_values - theta_hat, empty, values=values, rows=rows)
+
+
+def group_summary(stats, collection):
+    """Rows, metric value and emptiness of every group, from the atoms.
+
+    Warns about groups with a single row (no within-group variance).
+    """
     n_g, s_g = stats.observed_group_sums(collection)
     sizes = n_g.round().astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -190,10 +200,9 @@ def _prepare(y, y_pred, groups, metric, target, pos_label, *, allow_reference=Tr
             "their within-group standard deviation is 0 and their bounds are driven by "
             "p_star and the global standard deviation.",
             DegenerateBootstrapWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-    return _Audit(metric, collection, stats, kind, theta_hat, sizes, group_values,
-                  group_values - theta_hat, empty, values=values, rows=rows)
+    return sizes, group_values, empty
 
 
 def _check_choice(value, name, choices):

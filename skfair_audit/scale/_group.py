@@ -37,7 +37,6 @@ JMLR 25(149).
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -45,7 +44,6 @@ import numpy as np
 
 from .._resampling import seed_sequence
 from ..group._bootstrap import (
-    DegenerateBootstrapWarning,
     DisparityProcess,
     SufficientStatistics,
     compute_scales,
@@ -60,6 +58,7 @@ from ..group._procedures import (
     bounds_result,
     check_flag_params,
     flag_result,
+    group_summary,
     null_standard_errors,
 )
 from ..group._results import GroupBoundsResult, GroupFlagResult
@@ -442,19 +441,7 @@ def _assemble(summary, spec, target, depth, include_all, min_size):
     else:
         ref = total * stats.atom_reference
         theta_hat = float(ref @ stats.atom_value / ref.sum())
-    n_g, s_g = stats.observed_group_sums(collection)
-    sizes = n_g.round().astype(np.int64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        group_values = np.where(sizes > 0, s_g / n_g, np.nan)
-    empty = tuple(collection.names[j] for j in np.flatnonzero(sizes == 0))
-    if np.any(sizes == 1):
-        warnings.warn(
-            f"{int(np.sum(sizes == 1))} group(s) have a single row in the audit sample; "
-            "their within-group standard deviation is 0 and their bounds are driven by "
-            "p_star and the global standard deviation.",
-            DegenerateBootstrapWarning,
-            stacklevel=3,
-        )
+    sizes, group_values, empty = group_summary(stats, collection)
     return _PartitionedAudit(spec.metric, collection, stats, kind, theta_hat, sizes,
                              group_values, group_values - theta_hat, empty,
                              replicates=summary.replicates[order])
