@@ -8,6 +8,12 @@ needs (:func:`faith_audit`), and wraps both in the :class:`FaithAuditor` estimat
 
 from ._audit import NonGaussianBootstrapWarning, SmallSampleWarning, faith_audit
 from ._auditor import FaithAuditor
+from ._diagnostics import (
+    DegenerateMetricWarning,
+    MetricDiagnostics,
+    metric_diagnostics,
+    zero_cost_summary,
+)
 from ._inference import BOOTSTRAP_METHODS, gaussianity_diagnostic
 from ._metric import (
     CallableMetric,
@@ -16,6 +22,11 @@ from ._metric import (
     PrecomputedMetric,
     SensitiveSubspaceMetric,
     check_cost_matrix,
+)
+from ._metric_families import (
+    ExploreMetric,
+    ProtectedEuclideanMetric,
+    SVDSensitiveSubspaceMetric,
 )
 from ._plot import count_change_table, plot_count_changes
 from ._result import FaithResult
@@ -26,14 +37,19 @@ from ._solver import TransportProblem, prepare_transport
 __all__ = [
     "BOOTSTRAP_METHODS",
     "CallableMetric",
+    "DegenerateMetricWarning",
     "EmpiricalSpace",
     "EuclideanMetric",
+    "ExploreMetric",
     "FaithAuditor",
     "FaithResult",
     "GridSpace",
     "MahalanobisMetric",
+    "MetricDiagnostics",
     "NonGaussianBootstrapWarning",
     "PrecomputedMetric",
+    "ProtectedEuclideanMetric",
+    "SVDSensitiveSubspaceMetric",
     "SensitiveSubspaceMetric",
     "SmallSampleWarning",
     "TransportProblem",
@@ -43,6 +59,8 @@ __all__ = [
     "forbidden_moves",
     "gaussianity_diagnostic",
     "make_faith_scorer",
+    "metric_diagnostics",
     "plot_count_changes",
     "prepare_transport",
+    "zero_cost_summary",
 ]

@@ -9,6 +9,12 @@ import warnings
 import numpy as np
 
 from ..utils import check_confidence_level
+from ._diagnostics import (
+    DegenerateMetricWarning,
+    degenerate_metric_message,
+    degenerate_metric_reasons,
+    zero_cost_summary,
+)
 from ._inference import (
     bootstrap_root,
     bootstrap_scheme,
@@ -83,6 +89,7 @@ def faith_audit(
     cell_features=None,
     feature_names=None,
     cell_labels=None,
+    metric_diagnostics=None,
     batch_size=None,
     random_state=None,
     n_jobs=None,
@@ -131,12 +138,23 @@ def faith_audit(
         Level of the bounds and of the test (the test has level ``1 − confidence_level``).
     cell_names, cell_features, feature_names, cell_labels : optional
         Descriptions of the cells, kept in the result for tables and heat maps.
+    metric_diagnostics : MetricDiagnostics, optional
+        The free subspace of the fair metric behind ``cost``
+        (:func:`~skfair_audit.faith.metric_diagnostics`); kept in the result and checked.
     batch_size, random_state, n_jobs, verbose
         Resampling engine controls: results are identical for any ``n_jobs`` and backend.
 
     Returns
     -------
     FaithResult
+
+    Warns
+    -----
+    DegenerateMetricWarning
+        When ``metric_diagnostics`` shows that the metric leaves most non-protected directions
+        free, or when ψ(f_n) at ε = 0 is at least 95% of its value with an unlimited budget
+        (every individual who can be moved to where the model does worse can be moved there
+        for free): the audit then measures the model's errors, not its fairness.
 
     References
     ----------
@@ -208,6 +226,12 @@ def faith_audit(
         certified = bool(upper < delta)
 
     frequencies = counts / n
+    free_moves = zero_cost_summary(problem, counts)
+    reasons = degenerate_metric_reasons(
+        metric_diagnostics, free_moves["zero_cost_statistic"], free_moves["max_statistic"]
+    )
+    if reasons:
+        warnings.warn(degenerate_metric_message(reasons), DegenerateMetricWarning, stacklevel=2)
     lambda_low, lambda_high = problem.dual_multipliers(frequencies, epsilon)
     gauss_p, skewness = gaussianity_diagnostic(root)
     if method == "nonparametric" and gauss_p < 1e-3 and abs(skewness) > 0.2:
@@ -253,4 +277,6 @@ def faith_audit(
         cell_features=None if cell_features is None else np.asarray(cell_features, dtype=object),
         feature_names=None if feature_names is None else tuple(feature_names),
         cell_labels=None if cell_labels is None else np.asarray(cell_labels),
+        **free_moves,
+        metric_diagnostics=metric_diagnostics,
     )

@@ -11,12 +11,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._audit import faith_audit
+from ._diagnostics import metric_diagnostics
 from ._metric import (
     EuclideanMetric,
     PrecomputedMetric,
     SensitiveSubspaceMetric,
     check_cost_matrix,
 )
+from ._metric_families import ProtectedEuclideanMetric
 from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves
 from ._solver import check_epsilon, prepare_transport
 
@@ -59,13 +61,17 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         ``"grid"``: the product of the levels of the (discrete) features × the label; the model
         is queried on every cell, observed or not. ``"empirical"``: the unique audit rows plus
         counterfactual copies with the protected attributes changed (for continuous features).
-    metric : "sensitive_subspace", "euclidean" or a metric object
+    metric : {"sensitive_subspace", "protected_euclidean", "euclidean"} or a metric object
         The fair metric. ``"sensitive_subspace"`` learns the metric of Yurochkin et al. (2020)
-        on the training data (the projection killing the protected coordinates and the
-        directions of logistic regressions that predict them); objects of
-        :mod:`skfair_audit.faith` (``MahalanobisMetric``, ``EuclideanMetric``,
-        ``PrecomputedMetric``, ``CallableMetric``) are cloned and fit on the training data;
-        wrap a fitted one in :class:`~sklearn.frozen.FrozenEstimator` to keep it.
+        on the training data with :class:`SensitiveSubspaceMetric`'s defaults (standardised
+        features; the protected coordinates and the directions that predict a protected
+        attribute level with cross-validated AUC >= 0.6, combined into a subspace of controlled
+        rank, are free); ``"protected_euclidean"`` frees only the protected coordinates
+        (standardised :class:`ProtectedEuclideanMetric`); objects of
+        :mod:`skfair_audit.faith` (``SensitiveSubspaceMetric``, ``MahalanobisMetric``,
+        ``EuclideanMetric``, ``PrecomputedMetric``, ``CallableMetric``, ...) are cloned and
+        fit on the training data; wrap a fitted one (e.g. an ``ExploreMetric`` learned from
+        judged pairs) in :class:`~sklearn.frozen.FrozenEstimator` to keep it.
     exponent : float, default=2
         Cost = distance ** exponent for the string metrics (2: squared metric).
     loss : {"zero_one", "log_loss"} or callable
@@ -105,6 +111,10 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
     classes_ : ndarray of shape (2,)
     metric_ : object
         The fitted fair metric.
+    metric_diagnostics_ : MetricDiagnostics or None
+        Its free subspace on the training data (None for metrics without a linear map); every
+        audit result carries it, and a :class:`DegenerateMetricWarning` is raised at audit
+        time when most non-protected directions are free.
     space_ : GridSpace
         The sample space (grid mode; in empirical mode it is built at audit time).
     cell_loss_ : ndarray of shape (K,)
@@ -316,22 +326,25 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
 
     def _fit_metric(self, space, encoded_train):
         metric = self.metric
+        if space is not None:
+            columns = space.encoded_columns(list(self.protected or []))
+        else:
+            columns = self._check_protected(self._features_seen())
         if isinstance(metric, str):
-            if metric == "sensitive_subspace":
-                if space is not None:
-                    columns = space.encoded_columns(list(self.protected or []))
-                else:
-                    columns = self._check_protected(self._features_seen())
-                if not columns:
-                    metric = EuclideanMetric(exponent=self.exponent)
-                else:
-                    metric = SensitiveSubspaceMetric(columns, exponent=self.exponent)
+            if metric in ("sensitive_subspace", "protected_euclidean") and not columns:
+                metric = EuclideanMetric(exponent=self.exponent)
+            elif metric == "sensitive_subspace":
+                metric = SensitiveSubspaceMetric(columns, exponent=self.exponent)
+            elif metric == "protected_euclidean":
+                metric = ProtectedEuclideanMetric(
+                    columns, standardize=True, exponent=self.exponent
+                )
             elif metric == "euclidean":
                 metric = EuclideanMetric(exponent=self.exponent)
             else:
                 raise ValueError(
-                    "metric must be 'sensitive_subspace', 'euclidean' or a metric object, "
-                    f"got {metric!r}."
+                    "metric must be 'sensitive_subspace', 'protected_euclidean', 'euclidean' or "
+                    f"a metric object, got {metric!r}."
                 )
         else:
             metric = clone(metric)
@@ -340,7 +353,15 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             # shape against the sample space.
             encoded_train = None
         # ``y=None`` positionally: a FrozenEstimator's ``fit`` requires it (and ignores both).
-        return metric.fit(encoded_train, None)
+        metric = metric.fit(encoded_train, None)
+        self.metric_diagnostics_ = None
+        if encoded_train is not None and hasattr(metric, "transform"):
+            names = (space.encoded_feature_names if space is not None
+                     else [str(f) for f in self._features_seen()])
+            self.metric_diagnostics_ = metric_diagnostics(
+                metric, encoded_train, columns, feature_names=names
+            )
+        return metric
 
     def _features_seen(self):
         if self.features is not None:
@@ -462,6 +483,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             cell_features=space.cell_features,
             feature_names=[str(f) for f in space.feature_names],
             cell_labels=space.cell_labels,
+            metric_diagnostics=getattr(self, "metric_diagnostics_", None),
             batch_size=self.batch_size,
             random_state=self.random_state,
             n_jobs=self.n_jobs,

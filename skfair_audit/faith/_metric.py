@@ -22,8 +22,11 @@ from collections.abc import Sequence
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
+
+from ._metric_learning import check_positive_int, cross_validated_auc, fit_logistic
 
 __all__ = [
     "CallableMetric",
@@ -179,21 +182,43 @@ class _LinearMapMetric(BaseEstimator):
 
 
 class SensitiveSubspaceMetric(_LinearMapMetric):
-    r"""Fair metric that ignores the sensitive subspace (SenSR, Yurochkin et al. 2020).
+    r"""Fair metric that ignores a learned sensitive subspace (SenSR, Yurochkin et al. 2020).
 
-    For each protected attribute a logistic regression predicts the attribute from the
-    non-protected features; its coefficient vector (zero at the protected coordinates) is a
-    *sensitive direction*, along which individuals differ mostly by their protected attribute.
-    The protected coordinates' own unit vectors :math:`e_j` are sensitive directions too. With
-    :math:`A` the matrix of these directions and :math:`P_A` the orthogonal projector onto their
-    span,
+    Two individuals are similar when they differ only in their protected attributes and in the
+    directions of feature space that *predict* those attributes (proxies). For each protected
+    attribute (each level, for an attribute with more than two levels) an ℓ2 logistic
+    regression predicts it from the non-protected features; its coefficient vector is a
+    candidate *sensitive direction*. With :math:`A` the chosen directions plus the protected
+    coordinates' unit vectors and :math:`P_A` the orthogonal projector onto their span, in the
+    standardised coordinates :math:`z = x / s` (``s`` the features' standard deviations),
 
     .. math::
 
-        d_x(x, x')^2 = (x - x')^\top \Sigma (x - x'), \qquad \Sigma = I - P_A ,
+        d_x(x, x')^2 = (z - z')^\top (I - P_A) (z - z') ,
 
-    so two individuals who differ only along sensitive directions are at distance 0. The cost
-    is :math:`d_x(x, x')^p` with ``p = exponent``.
+    so moving an individual along a sensitive direction is free. The cost is
+    :math:`d_x(x, x')^p` with ``p = exponent``.
+
+    **The default keeps the metric meaningful with many-level attributes.** Every direction
+    that is kept makes a whole direction of the non-protected features free; keeping one per
+    level, as the original construction does, frees the span of all of them. On COMPAS with
+    six races and the sex, 7 directions span the 5 dimensions in which the one-hot encoded
+    non-protected features vary, so *every* move is free and the audit value at ε = 0 equals
+    the model's accuracy. The default therefore
+
+    1. standardises the features, so that the regularisation and the distance treat them
+       alike (continuous columns in their own units would otherwise dominate);
+    2. chooses each regression's strength ``C`` by cross-validated AUC over ``Cs``;
+    3. keeps a direction only when its cross-validated AUC reaches ``min_auc``: a level the
+       features do not predict has no proxy to neutralise, and its coefficients are noise;
+    4. combines the kept directions, each weighted by its Gini coefficient ``2 AUC - 1``,
+       into a subspace of controlled rank: the leading right singular vectors that explain
+       the share ``n_components`` of their squared singular values (or ``n_components`` of
+       them), as the SVD construction of SenSR does for groups of comparable individuals.
+
+    The original construction (every direction, no standardisation, ``C = 1``) is
+    ``SensitiveSubspaceMetric(columns, min_auc=None, n_components=None, standardize=False,
+    C=1.0)``.
 
     Parameters
     ----------
@@ -204,22 +229,57 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         :meth:`GridSpace.encoded_columns` to get these groups). Example: ``[[0, 1], [2, 3, 4]]``
         for sex (2 one-hot columns) and race (3 one-hot columns); ``[0, 5]`` for two binary
         columns.
-    C : float, default=1.0
-        Inverse regularisation strength of the logistic regressions.
+    min_auc : float in [0.5, 1] or None, default=0.6
+        Keep a candidate direction only if the cross-validated AUC of its regression is at
+        least this; None keeps every direction (and needs no cross-validation).
+    n_components : int, float in (0, 1] or None, default=0.9
+        Rank of the learned part of the sensitive subspace: an int keeps at most that many
+        leading components of the weighted directions, a float the fewest components whose
+        squared singular values reach that share of the total, None the span of all kept
+        directions.
+    standardize : bool, default=True
+        Work in the coordinates ``x / s`` (``s`` the weighted standard deviation of each
+        column in the training data; 1 for constant columns). The cost is then in units of
+        squared standard deviations.
+    C : float or None, default=None
+        Inverse regularisation strength of the logistic regressions; None chooses it per
+        regression by cross-validated AUC over ``Cs``.
+    Cs : int or sequence of float, default=9
+        Candidate strengths when ``C`` is None; an int ``k`` means ``np.logspace(-4, 4, k)``.
+    cv : int, cross-validation splitter or None, default=5
+        Folds of the cross-validation (an int means unshuffled ``StratifiedKFold``, so that
+        the metric is deterministic). None skips it; then ``C`` must be given and ``min_auc``
+        must be None.
     exponent : float, default=2
         Power ``p`` of the distance in the cost ``d(x, x')**p``.
-    max_iter : int, default=1000
-        Iterations of the ``lbfgs`` solver of each logistic regression.
+    max_iter : int, default=100
+        Newton steps of each logistic regression.
 
     Attributes
     ----------
-    sensitive_directions_ : ndarray of shape (n_directions, n_features)
-        Orthonormal basis (rows) of the sensitive subspace.
+    scale_ : ndarray of shape (n_features,)
+        The standard deviations ``s`` (ones without standardisation).
+    projector_ : ndarray of shape (n_features, n_features)
+        :math:`I - P_A` in the standardised coordinates (symmetric, idempotent).
     sigma_ : ndarray of shape (n_features, n_features)
-        The projector :math:`\Sigma = I - P_A` (symmetric, idempotent).
-    coef_directions_ : ndarray of shape (n_coef, n_features)
-        The fitted logistic-regression coefficient vectors embedded in the full coordinate space
-        (zeros at the protected coordinates), one per binary problem.
+        :math:`\Sigma = S^{-1} (I - P_A) S^{-1}` with :math:`S = \mathrm{diag}(s)`, so that
+        :math:`d_x(x, x')^2 = (x - x')^\top \Sigma (x - x')`.
+    sensitive_directions_ : ndarray of shape (n_directions, n_features)
+        Orthonormal basis (rows) of the sensitive subspace, in the standardised coordinates.
+    coef_directions_ : ndarray of shape (n_problems, n_features)
+        The coefficient vector of every binary regression, in the standardised coordinates
+        (zeros at the protected coordinates), kept or not.
+    problems_ : tuple of dict
+        One record per binary regression: ``attribute`` (index into ``protected_groups_``),
+        ``level`` (the one-hot column of the level, -1 for rows with no active column, or the
+        level's value for a single-column attribute), ``n_members``, ``auc`` (cross-validated,
+        NaN when not computed), ``C``, ``kept``.
+    components_ : ndarray of shape (n_components, n_features)
+        The learned sensitive directions that the metric makes free, in the standardised
+        coordinates (unit rows; orthonormal unless ``n_components`` is None).
+    component_sources_ : ndarray of int, shape (n_components,)
+        For each component, the index in ``problems_`` of the regression that weighs most in
+        it (the attribute level that brought it).
     protected_groups_ : list of list of int
         The protected attributes as groups of column indices.
     n_features_in_ : int
@@ -232,20 +292,33 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
     gives one one-vs-rest regression per level. For a one-hot group the level of a row is the
     column holding its largest value; rows with all zeros (a dropped reference level) form a
     level of their own. An attribute that is constant in the training data has no regression
-    (a warning is issued) but its coordinates are still sensitive.
+    (a warning is issued) but its coordinates are still sensitive. A level with fewer members
+    (or non-members) than folds cannot be cross-validated: its AUC is NaN, so it is dropped
+    when ``min_auc`` is set.
 
-    The basis of the span is computed from an SVD of the unit-normalised directions with the
-    rank tolerance of :func:`numpy.linalg.matrix_rank`; :math:`(A^\top A)^{-1}` is never
-    formed. Because :math:`\Sigma` is a projector, :math:`\Sigma^{1/2} = \Sigma` and
-    ``transform(X) = X @ sigma_``.
+    The regressions are fitted on the distinct training rows with aggregated weights (exactly
+    the same fit as on the individual rows), by Newton's method; the cross-validation splits
+    individuals. The reported AUC is the mean over the folds at the chosen ``C``, slightly
+    optimistic because ``C`` is chosen on the same folds.
+
+    The basis of the span is computed from an SVD with the rank tolerance of
+    :func:`numpy.linalg.matrix_rank`; :math:`(A^\top A)^{-1}` is never formed.
+    ``transform(X) = (X / scale_) @ projector_``, a linear map: the cost is a Euclidean
+    distance between transformed points.
 
     The metric must be learned on data that is disjoint from the audit sample.
+    :func:`~skfair_audit.faith.metric_diagnostics` reports which non-protected directions it
+    makes free and which attribute level brought each.
 
     References
     ----------
     .. [1] M. Yurochkin, A. Bower and Y. Sun, "Training individually fair ML models with
-       sensitive subspace robustness", ICLR 2020.
-    .. [2] S. Xue, M. Yurochkin and Y. Sun, "Auditing ML models for individual bias and
+       sensitive subspace robustness", ICLR 2020 (the logistic-regression subspace, §2 and
+       App. B.1; the SVD subspace, App. B.2).
+    .. [2] D. Mukherjee, M. Yurochkin, M. Banerjee and Y. Sun, "Two simple ways to learn
+       individual fairness metrics from data", ICML 2020 (factor-analysis view of the
+       sensitive subspace and its estimation error, §2.1).
+    .. [3] S. Xue, M. Yurochkin and Y. Sun, "Auditing ML models for individual bias and
        unfairness", AISTATS 2020.
 
     Examples
@@ -253,23 +326,85 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
     >>> import numpy as np
     >>> from skfair_audit.faith._metric import SensitiveSubspaceMetric
     >>> rng = np.random.default_rng(0)
-    >>> group = rng.integers(0, 2, size=200)
-    >>> proxy = group + rng.normal(scale=0.5, size=200)     # correlated with the group
-    >>> other = rng.normal(size=200)
+    >>> group = rng.integers(0, 2, size=400)
+    >>> proxy = group + rng.normal(scale=0.5, size=400)     # correlated with the group
+    >>> other = rng.normal(size=400)
     >>> X = np.column_stack([group, proxy, other])
     >>> metric = SensitiveSubspaceMetric(protected_columns=[0]).fit(X)
     >>> metric.sensitive_directions_.shape
     (2, 3)
+    >>> round(metric.problems_[0]["auc"], 2)       # the proxy predicts the group well
+    0.93
     >>> a, b = np.array([[1.0, 0.3, 0.2]]), np.array([[0.0, 0.3, 0.2]])
     >>> metric.cost_matrix(a, b)          # flipping the group alone is free
     array([[0.]])
     """
 
-    def __init__(self, protected_columns, *, C=1.0, exponent=2, max_iter=1000):
+    def __init__(
+        self,
+        protected_columns,
+        *,
+        min_auc=0.6,
+        n_components=0.9,
+        standardize=True,
+        C=None,
+        Cs=9,
+        cv=5,
+        exponent=2,
+        max_iter=100,
+    ):
         self.protected_columns = protected_columns
+        self.min_auc = min_auc
+        self.n_components = n_components
+        self.standardize = standardize
         self.C = C
+        self.Cs = Cs
+        self.cv = cv
         self.exponent = exponent
         self.max_iter = max_iter
+
+    def _check_params(self):
+        min_auc = self.min_auc
+        if min_auc is not None and (
+            not isinstance(min_auc, numbers.Real) or isinstance(min_auc, bool)
+            or not 0.5 <= min_auc <= 1.0
+        ):
+            raise ValueError(f"min_auc must be None or a number in [0.5, 1], got {min_auc!r}.")
+        n_components = self.n_components
+        if n_components is not None:
+            if isinstance(n_components, bool) or not isinstance(n_components, numbers.Real):
+                raise ValueError(
+                    "n_components must be None, a positive int or a share in (0, 1], got "
+                    f"{n_components!r}."
+                )
+            if isinstance(n_components, numbers.Integral):
+                if n_components < 1:
+                    raise ValueError(f"n_components must be >= 1, got {n_components!r}.")
+            elif not 0.0 < n_components <= 1.0:
+                raise ValueError(
+                    f"a float n_components is a share in (0, 1], got {n_components!r}."
+                )
+        C = self.C
+        if C is not None and (
+            not isinstance(C, numbers.Real) or isinstance(C, bool) or not np.isfinite(C)
+            or C <= 0
+        ):
+            raise ValueError(f"C must be None or a positive finite number, got {C!r}.")
+        if isinstance(self.Cs, numbers.Integral) and not isinstance(self.Cs, bool):
+            if self.Cs < 1:
+                raise ValueError(f"an int Cs is the number of strengths, >= 1, got {self.Cs!r}.")
+            Cs = np.logspace(-4, 4, int(self.Cs))
+        else:
+            Cs = np.asarray(self.Cs, dtype=float).ravel()
+            if Cs.size == 0 or not np.all(np.isfinite(Cs)) or np.any(Cs <= 0):
+                raise ValueError(f"Cs must hold positive finite numbers, got {self.Cs!r}.")
+        if self.cv is None and (C is None or min_auc is not None):
+            raise ValueError(
+                "cv=None skips the cross-validation, so C must be given and min_auc must be "
+                f"None (got C={C!r}, min_auc={min_auc!r})."
+            )
+        check_positive_int(self.max_iter, "max_iter")
+        return (Cs if C is None else np.array([float(C)]))
 
     def fit(self, X, y=None, sample_weight=None):
         """Learn the sensitive subspace from training rows.
@@ -282,20 +417,36 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         y : None
             Ignored; present for API consistency.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weights passed to the logistic regressions.
+            Weights of the training rows (standardisation, regressions and their AUC).
 
         Returns
         -------
         self : SensitiveSubspaceMetric
         """
+        Cs = self._check_params()
         X = validate_data(self, X, reset=True, dtype=np.float64, ensure_min_samples=2)
+        weight = _check_weight(sample_weight, X.shape[0])
         n_features = X.shape[1]
         groups = _protected_groups(self.protected_columns, n_features)
         protected = sorted({j for group in groups for j in group})
         unprotected = np.setdiff1d(np.arange(n_features), protected)
 
-        coef_directions = []
-        for group in groups:
+        scale = np.ones(n_features)
+        if self.standardize:
+            mean = weight @ X / weight.sum()
+            std = np.sqrt(weight @ (X - mean) ** 2 / weight.sum())
+            usable = std > np.finfo(float).eps * max(1.0, float(np.abs(X).max()))
+            scale[usable] = std[usable]
+            scale[protected] = 1.0
+        Z = X / scale
+        Z_free = Z[:, unprotected]
+        Z_free = Z_free - weight @ Z_free / weight.sum()
+        # The regressions see each distinct row once, with its aggregated weights.
+        distinct, rows = np.unique(Z_free, axis=0, return_inverse=True)
+        rows = rows.ravel()
+
+        problems, coef_directions = [], []
+        for a, group in enumerate(groups):
             levels = _attribute_levels(X[:, group])
             observed = np.unique(levels)
             if observed.size < 2:
@@ -312,28 +463,72 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
             # Two levels: one binary problem; more: one-vs-rest, one coefficient vector per level.
             targets = observed[1:] if observed.size == 2 else observed
             for level in targets:
-                model = LogisticRegression(C=self.C, max_iter=self.max_iter)
-                model.fit(X[:, unprotected], levels == level, sample_weight=sample_weight)
+                member = levels == level
+                # Many tiny tall-skinny products: a multi-threaded BLAS only adds contention
+                # (measured 20x slower on a loaded 2-core machine).
+                with threadpool_limits(limits=1, user_api="blas"):
+                    auc, C, coef = self._learn_direction(distinct, rows, member, weight, Cs)
                 direction = np.zeros(n_features)
-                direction[unprotected] = model.coef_.ravel()
+                direction[unprotected] = coef
+                kept = self.min_auc is None or bool(auc >= self.min_auc)
+                problems.append({
+                    "attribute": a,
+                    "level": _level_label(group, level),
+                    "n_members": int(member.sum()),
+                    "auc": auc,
+                    "C": C,
+                    "kept": kept and bool(np.any(coef != 0)),
+                })
                 coef_directions.append(direction)
 
-        unit_vectors = np.eye(n_features)[protected]
-        directions = np.vstack([*coef_directions, unit_vectors]) if protected else np.empty(
-            (0, n_features)
-        )
-        basis = _orthonormal_row_basis(directions)
-        sigma = np.eye(n_features) - basis.T @ basis
-        self.sigma_ = (sigma + sigma.T) / 2.0
-        self.sensitive_directions_ = basis
-        self.coef_directions_ = (
+        coef_directions = (
             np.vstack(coef_directions) if coef_directions else np.empty((0, n_features))
         )
+        components, sources = _combine_directions(
+            coef_directions, problems, self.n_components
+        )
+        unit_vectors = np.eye(n_features)[protected]
+        basis = _orthonormal_row_basis(np.vstack([components, unit_vectors]))
+        projector = np.eye(n_features) - basis.T @ basis
+        projector = (projector + projector.T) / 2.0
+        self.scale_ = scale
+        self.projector_ = projector
+        self.sigma_ = projector / scale[:, None] / scale[None, :]
+        self.sensitive_directions_ = basis
+        self.coef_directions_ = coef_directions
+        self.problems_ = tuple(problems)
+        self.components_ = components
+        self.component_sources_ = np.asarray(sources, dtype=np.intp)
         self.protected_groups_ = groups
         return self
 
+    def _learn_direction(self, distinct, rows, member, weight, Cs):
+        """(cross-validated AUC, chosen C, coefficients) of one binary regression."""
+        n_min = int(min(member.sum(), (~member).sum()))
+        auc_by_C = np.full(Cs.size, np.nan)
+        if self.cv is not None:
+            splitter = check_cv(self.cv, member, classifier=True)
+            if n_min >= splitter.get_n_splits():
+                splits = list(splitter.split(np.zeros((member.size, 1)), member))
+                auc_by_C = cross_validated_auc(
+                    distinct, rows, member, weight, Cs, splits, max_iter=self.max_iter
+                )
+        if np.all(np.isnan(auc_by_C)):
+            if self.min_auc is not None:
+                return float("nan"), float("nan"), np.zeros(distinct.shape[1])
+            auc, C = float("nan"), (float(self.C) if self.C is not None else 1.0)
+        else:
+            best = int(np.nanargmax(auc_by_C))  # the first maximum: the strongest penalty
+            auc, C = float(auc_by_C[best]), float(Cs[best])
+        total = np.bincount(rows, weight, minlength=distinct.shape[0])
+        positive = np.bincount(rows, weight * member, minlength=distinct.shape[0])
+        keep = total > 0
+        theta, _ = fit_logistic(distinct[keep], total[keep], positive[keep], C,
+                                max_iter=self.max_iter)
+        return auc, C, theta[:-1]
+
     def transform(self, X):
-        """Map points to coordinates where the fair metric is Euclidean: ``X @ sigma_``.
+        """Map points to coordinates where the fair metric is Euclidean.
 
         Parameters
         ----------
@@ -342,10 +537,89 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         Returns
         -------
         X_fair : ndarray of shape (n_samples, n_features)
+            ``(X / scale_) @ projector_``.
         """
-        check_is_fitted(self, "sigma_")
+        check_is_fitted(self, "projector_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.sigma_
+        return (X / self.scale_) @ self.projector_
+
+    def _sensitive_components(self):
+        """Learned free directions in the input coordinates, with the problem that brought each.
+
+        Used by :func:`~skfair_audit.faith.metric_diagnostics`.
+        """
+        check_is_fitted(self, "projector_")
+        vectors = self.components_ * self.scale_
+        records = []
+        for source in self.component_sources_:
+            problem = self.problems_[int(source)]
+            records.append({
+                "problem": int(source),
+                "columns": self.protected_groups_[problem["attribute"]],
+                "level": problem["level"],
+                "auc": problem["auc"],
+            })
+        return vectors, records
+
+    def _candidate_problems(self):
+        """Every binary regression with its protected columns (for the diagnostics table)."""
+        check_is_fitted(self, "projector_")
+        return [
+            {**p, "columns": self.protected_groups_[p["attribute"]]} for p in self.problems_
+        ]
+
+
+def _check_weight(sample_weight, n_samples):
+    if sample_weight is None:
+        return np.ones(n_samples)
+    weight = np.asarray(sample_weight, dtype=np.float64)
+    if weight.shape != (n_samples,):
+        raise ValueError(
+            f"sample_weight must have shape ({n_samples},), got {weight.shape}."
+        )
+    if not np.all(np.isfinite(weight)) or np.any(weight < 0) or weight.sum() <= 0:
+        raise ValueError("sample_weight must be finite, non-negative and not all zero.")
+    return weight
+
+
+def _level_label(group, level):
+    """The level of a protected attribute as stored in ``problems_``."""
+    if len(group) > 1:
+        return -1 if level == -1 else int(group[int(level)])
+    return level.item() if hasattr(level, "item") else level
+
+
+def _combine_directions(coef_directions, problems, n_components):
+    """The learned sensitive directions kept by the metric, and the problem behind each.
+
+    With ``n_components=None`` every kept direction (unit-normalised, in problem order);
+    otherwise the leading right singular vectors of the kept unit directions weighted by their
+    Gini coefficient ``2 AUC - 1``.
+    """
+    n_features = coef_directions.shape[1]
+    kept = [k for k, p in enumerate(problems) if p["kept"]]
+    if not kept:
+        return np.empty((0, n_features)), []
+    unit = coef_directions[kept]
+    unit = unit / np.linalg.norm(unit, axis=1, keepdims=True)
+    if n_components is None:
+        return unit, kept
+    auc = np.array([problems[k]["auc"] for k in kept])
+    gini = np.where(np.isfinite(auc), 2.0 * auc - 1.0, 1.0)
+    weighted = unit * np.clip(gini, np.finfo(float).eps, None)[:, None]
+    _, singular, vt = np.linalg.svd(weighted, full_matrices=False)
+    tol = singular.max() * max(weighted.shape) * np.finfo(np.float64).eps
+    rank = int(np.count_nonzero(singular > tol))
+    if isinstance(n_components, numbers.Integral):
+        n_keep = min(int(n_components), rank)
+    else:
+        share = np.cumsum(singular[:rank] ** 2) / np.sum(singular[:rank] ** 2)
+        n_keep = int(np.searchsorted(share, n_components - 1e-12) + 1)
+        n_keep = min(n_keep, rank)
+    components = vt[:n_keep]
+    loading = (weighted @ components.T) ** 2
+    sources = [kept[int(k)] for k in np.argmax(loading, axis=0)]
+    return components, sources
 
 
 def _protected_groups(protected_columns, n_features):

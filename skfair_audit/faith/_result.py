@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..utils import ConfidenceInterval, check_confidence_level, records_to_frame
+from ._diagnostics import MetricDiagnostics, degenerate_metric_reasons
 from ._inference import root_bounds
 
 
@@ -72,6 +73,21 @@ class FaithResult:
         Feature values of every cell (for the heat map).
     feature_names : tuple of str or None
     cell_labels : ndarray of shape (K,) or None
+    zero_cost_statistic : float or None
+        ψ(f_n) at ε = 0, whatever the audit's ε: what free moves alone do.
+    max_statistic : float or None
+        ψ(f_n) with an unlimited budget, the trivial maximum: for the 0-1 loss, the share of
+        audited individuals who can be moved to an error at any cost.
+    zero_cost_share : float or None
+        Share of the audited individuals for whom an allowed move of zero cost reaches a cell
+        where the model's loss is higher: for the 0-1 loss, individuals classified correctly
+        whose decision would turn wrong, for free, by changing only what the fair metric deems
+        irrelevant (for the 0-1 loss it equals ``zero_cost_statistic``).
+    reachable_share : float or None
+        The same share when any allowed move counts, whatever its cost.
+    metric_diagnostics : MetricDiagnostics or None
+        The free subspace of the fair metric (:func:`~skfair_audit.faith.metric_diagnostics`),
+        when the audit knew the metric.
     """
 
     statistic: float
@@ -103,6 +119,11 @@ class FaithResult:
     cell_features: np.ndarray | None = field(default=None, repr=False)
     feature_names: tuple | None = field(default=None, repr=False)
     cell_labels: np.ndarray | None = field(default=None, repr=False)
+    zero_cost_statistic: float | None = None
+    max_statistic: float | None = None
+    zero_cost_share: float | None = None
+    reachable_share: float | None = None
+    metric_diagnostics: MetricDiagnostics | None = field(default=None, repr=False)
 
     def confidence_interval(self, confidence_level=None, alternative="two-sided"):
         """Confidence interval for ψ(f*) from the stored bootstrap distribution.
@@ -137,6 +158,21 @@ class FaithResult:
         """
         low, high = self.dual_multipliers
         return bool(low == high or math.isinf(high))
+
+    @property
+    def degenerate_metric(self):
+        """Whether the fair metric looks degenerate (the :class:`DegenerateMetricWarning` test).
+
+        True when the metric leaves most non-protected directions free, or when the audit
+        value at ε = 0 is within a few percent of its value with an unlimited budget.
+        """
+        return bool(self.degenerate_metric_reasons())
+
+    def degenerate_metric_reasons(self):
+        """Why the fair metric looks degenerate, in words (an empty list when it does not)."""
+        return degenerate_metric_reasons(
+            self.metric_diagnostics, self.zero_cost_statistic, self.max_statistic
+        )
 
     @property
     def transport_plan(self):
@@ -197,6 +233,12 @@ class FaithResult:
             "numerical_step": self.numerical_step,
             "n_resamples": int(self.bootstrap_distribution.size),
             "dual_unique": self.dual_unique,
+            "zero_cost_statistic": self.zero_cost_statistic,
+            "max_statistic": self.max_statistic,
+            "zero_cost_share": self.zero_cost_share,
+            "reachable_share": self.reachable_share,
+            **_metric_summary(self.metric_diagnostics),
+            "degenerate_metric": self.degenerate_metric,
         }
 
     def to_frame(self):
@@ -218,6 +260,19 @@ class FaithResult:
                 "REJECT delta-fairness" if self.rejected else "cannot reject delta-fairness"
             )
             lines.append(f"  delta={self.delta:g}: {verdict} (p={self.pvalue:.4g})")
+        if self.zero_cost_share is not None:
+            metric = ""
+            if self.metric_diagnostics is not None:
+                d = self.metric_diagnostics
+                metric = f"{d.n_free} of {d.n_non_protected} non-protected directions free; "
+            lines.append(
+                f"  fair metric    {metric}{self.zero_cost_share:.1%} of audited individuals "
+                f"reach a worse decision at zero cost ({self.reachable_share:.1%} at any cost)"
+            )
+            if self.degenerate_metric:
+                lines.append(
+                    "  warning: the fair metric looks degenerate (see metric_diagnostics)"
+                )
         if not self.gaussian_limit:
             lines.append(
                 "  note: epsilon sits on a kink of the audit curve (non-unique dual): the limit "
@@ -234,3 +289,12 @@ class FaithResult:
 
         return plot_count_changes(self, rows=rows, columns=columns, ax=ax, cmap=cmap)
 
+
+
+def _metric_summary(diagnostics):
+    """The metric-diagnostic columns of ``summary`` (None when the metric is unknown)."""
+    if diagnostics is None:
+        return {"non_protected_directions": None, "free_directions": None, "free_sources": None}
+    summary = diagnostics.summary()
+    return {key: summary[key]
+            for key in ("non_protected_directions", "free_directions", "free_sources")}

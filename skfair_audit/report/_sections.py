@@ -118,8 +118,17 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
         "audit rows n": result.n,
         "cells K": result.n_cells,
     }
+    summary.update(_metric_rows(result))
+    reasons = result.degenerate_metric_reasons()
+    if reasons:
+        paragraphs.append(
+            "Warning: the fair metric looks degenerate: " + "; and ".join(reasons) + ". The "
+            "audit then measures how often the model errs rather than whether it treats "
+            "similar individuals alike; see the metric table below and the user guide's "
+            "\"Choosing a fair metric\"."
+        )
     moves = result.moves()[:max_moves]
-    tables = []
+    tables = _metric_tables(result)
     if moves:
         tables.append(Table(
             f"Largest moves of the worst-case plan (of {len(result.moves())}): who would be "
@@ -139,6 +148,44 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
         ))
     return Section(key=key, title=title, guarantee=guarantee, paragraphs=tuple(paragraphs),
                    summary=summary, tables=tuple(tables), figures=tuple(figures))
+
+
+def _metric_rows(result):
+    """Summary rows on what the fair metric makes free (FaithResult's metric diagnostics)."""
+    rows = {}
+    if result.zero_cost_share is not None:
+        rows["reach a worse decision at zero cost"] = (
+            f"{result.zero_cost_share:.1%} of audited individuals "
+            f"({result.reachable_share:.1%} at any cost)"
+        )
+        rows["ψ̂ at ε = 0 / with unlimited budget"] = (
+            f"{format_value(result.zero_cost_statistic)} / {format_value(result.max_statistic)}"
+        )
+    diagnostics = result.metric_diagnostics
+    if diagnostics is not None:
+        rows["fair metric"] = diagnostics.metric
+        rows["free metric directions"] = (
+            f"{diagnostics.n_free} of {diagnostics.n_non_protected} non-protected"
+        )
+    if result.zero_cost_share is not None:
+        rows["degenerate metric"] = result.degenerate_metric
+    return rows
+
+
+def _metric_tables(result):
+    """The sources of the metric's free directions, with the AUC of their regressions."""
+    diagnostics = result.metric_diagnostics
+    if diagnostics is None or not diagnostics.sources:
+        return []
+    return [Table(
+        f"Fair metric ({diagnostics.metric}): {diagnostics.n_free} of the "
+        f"{diagnostics.n_non_protected} directions in which the non-protected features vary are "
+        "free. Candidate sensitive directions, how well the features predict each protected "
+        "level (cross-validated AUC), and the free directions each brought",
+        ("source", "members", "CV AUC", "kept", "free directions"),
+        tuple((r["source"], r["n_members"], r["auc"], r["kept"], r["free_directions"])
+              for r in diagnostics.sources),
+    )]
 
 
 _ALTERNATIVE_WORDS = {"greater": ">", "less": "<", "within": "within ±", "two-sided": "|·| >"}

@@ -44,6 +44,10 @@ def training():
                "charge": [10, 11]}
 
 
+#: The original SenSR construction: every level's direction, raw coordinates, C = 1.
+LEGACY = {"min_auc": None, "n_components": None, "standardize": False, "C": 1.0}
+
+
 def reference_directions(X, groups, C=1.0):
     """Independent SenSR directions: LR coefs (binary or one-vs-rest) + protected unit vectors."""
     d = X.shape[1]
@@ -55,7 +59,8 @@ def reference_directions(X, groups, C=1.0):
         observed = np.unique(level)
         targets = observed[1:] if observed.size == 2 else observed
         for t in targets:
-            coef = LogisticRegression(C=C, max_iter=1000).fit(X[:, free], level == t).coef_
+            coef = LogisticRegression(C=C, solver="newton-cholesky", max_iter=1000, tol=1e-12).fit(
+                X[:, free], level == t).coef_
             v = np.zeros(d)
             v[free] = coef.ravel()
             directions.append(v)
@@ -93,7 +98,7 @@ def test_check_cost_matrix_accepts_inf_and_rejects_bad_input():
 def test_sensitive_subspace_projector_matches_pinv_reference(training, protected):
     X, cols = training
     groups = [cols[p] for p in protected]
-    metric = SensitiveSubspaceMetric(groups).fit(X)
+    metric = SensitiveSubspaceMetric(groups, **LEGACY).fit(X)
     sigma = metric.sigma_
     d = X.shape[1]
     assert sigma.shape == (d, d) and metric.n_features_in_ == d
@@ -102,9 +107,9 @@ def test_sensitive_subspace_projector_matches_pinv_reference(training, protected
 
     A = reference_directions(X, groups).T
     # Sigma kills every LR coefficient direction and every protected unit vector.
-    np.testing.assert_allclose(sigma @ A, 0.0, atol=1e-9)
+    np.testing.assert_allclose(sigma @ A, 0.0, atol=1e-6)
     # ... and equals I - A A^+ computed independently.
-    np.testing.assert_allclose(sigma, np.eye(d) - A @ np.linalg.pinv(A), atol=1e-9)
+    np.testing.assert_allclose(sigma, np.eye(d) - A @ np.linalg.pinv(A), atol=1e-6)
     rank = np.linalg.matrix_rank(A)
     assert metric.sensitive_directions_.shape == (rank, d)
     assert np.linalg.matrix_rank(sigma) == d - rank
@@ -132,7 +137,7 @@ def test_sensitive_subspace_protected_move_is_free_and_exact(training):
 @pytest.mark.parametrize("exponent", [2, 1, 3.5])
 def test_sensitive_subspace_cost_matches_double_loop(training, exponent):
     X, cols = training
-    metric = SensitiveSubspaceMetric([cols["race"]], exponent=exponent).fit(X)
+    metric = SensitiveSubspaceMetric([cols["race"]], exponent=exponent, **LEGACY).fit(X)
     A, B = X[:30], X[100:117]
     np.testing.assert_allclose(
         metric.cost_matrix(A, B), brute_force_cost(A, B, metric.sigma_, exponent), atol=1e-10
@@ -141,21 +146,21 @@ def test_sensitive_subspace_cost_matches_double_loop(training, exponent):
     assert square.shape == (30, 30)
     assert np.all(np.diagonal(square) == 0.0) and np.all(square >= 0.0)
     np.testing.assert_allclose(square, brute_force_cost(A, A, metric.sigma_, exponent), atol=1e-10)
-    np.testing.assert_allclose(metric.transform(A), A @ metric.sigma_)
+    np.testing.assert_allclose(metric.transform(A), A @ metric.sigma_, atol=1e-12)
 
 
 def test_sensitive_subspace_group_spellings(training):
     X, _ = training
     # A single int and a list of ints are single-column attributes.
     Xb = np.column_stack([X[:, 1], X[:, 3], X[:, 4:]])  # sex, race as 0/1 columns
-    m_int = SensitiveSubspaceMetric(0).fit(Xb)
-    m_list = SensitiveSubspaceMetric([0]).fit(Xb)
-    m_nested = SensitiveSubspaceMetric([[0]]).fit(Xb)
+    m_int = SensitiveSubspaceMetric(0, **LEGACY).fit(Xb)
+    m_list = SensitiveSubspaceMetric([0], **LEGACY).fit(Xb)
+    m_nested = SensitiveSubspaceMetric([[0]], **LEGACY).fit(Xb)
     np.testing.assert_allclose(m_int.sigma_, m_list.sigma_)
     np.testing.assert_allclose(m_int.sigma_, m_nested.sigma_)
-    two = SensitiveSubspaceMetric([0, 1]).fit(Xb)
+    two = SensitiveSubspaceMetric([0, 1], **LEGACY).fit(Xb)
     assert two.protected_groups_ == [[0], [1]]
-    np.testing.assert_allclose(two.sigma_ @ reference_directions(Xb, [[0], [1]]).T, 0, atol=1e-9)
+    np.testing.assert_allclose(two.sigma_ @ reference_directions(Xb, [[0], [1]]).T, 0, atol=1e-6)
 
 
 def test_sensitive_subspace_constant_attribute_warns(training):
@@ -167,7 +172,12 @@ def test_sensitive_subspace_constant_attribute_warns(training):
     assert metric.coef_directions_.shape[0] == 0
     np.testing.assert_allclose(metric.sigma_[:, cols["sex"]], 0.0, atol=1e-12)
     free = [j for j in range(X.shape[1]) if j not in cols["sex"]]
-    np.testing.assert_allclose(metric.sigma_[np.ix_(free, free)], np.eye(len(free)), atol=1e-12)
+    np.testing.assert_allclose(metric.projector_[np.ix_(free, free)], np.eye(len(free)),
+                               atol=1e-12)
+    # Standardised: the metric is the diagonal Mahalanobis metric of the free columns.
+    scale = X.std(axis=0)
+    np.testing.assert_allclose(metric.sigma_[np.ix_(free, free)], np.diag(1 / scale[free] ** 2),
+                               rtol=1e-12)
 
 
 def test_sensitive_subspace_errors(training):
@@ -261,7 +271,7 @@ def test_callable_metric_matches_loop():
 @pytest.mark.parametrize(
     "metric",
     [
-        SensitiveSubspaceMetric([[0, 1]], C=0.5, exponent=1, max_iter=200),
+        SensitiveSubspaceMetric([[0, 1]], C=0.5, exponent=1, max_iter=200, min_auc=0.7),
         MahalanobisMetric(np.eye(2), exponent=3),
         EuclideanMetric([0, 1], exponent=1),
         PrecomputedMetric(np.zeros((2, 2))),

@@ -104,6 +104,9 @@ def test_to_frame(result):
         "statistic", "ci_low", "ci_high", "lower_bound", "upper_bound", "epsilon", "delta",
         "pvalue", "rejected", "fair_pvalue", "certified_fair", "method", "confidence_level",
         "n", "n_cells", "m", "numerical_step", "n_resamples", "dual_unique",
+        # what free moves alone do, and the metric's free subspace (None: metric unknown)
+        "zero_cost_statistic", "max_statistic", "zero_cost_share", "reachable_share",
+        "non_protected_directions", "free_directions", "free_sources", "degenerate_metric",
     }
     assert set(frame.columns) == expected
     assert frame.loc[0, "statistic"] == result.statistic
