@@ -264,6 +264,41 @@ def test_faith_exit_codes_json_and_report(capsys, faith_files, tmp_path):
 
 
 @needs_skops
+def test_faith_prints_the_degenerate_metric_warning(capsys, faith_files, tmp_path):
+    # The zip code is a strong proxy of every race level: the learned metric frees 3 of the 5
+    # directions in which zip and age vary, and the command line says so.
+    rng = np.random.default_rng(3)
+    n = 2000
+    race = rng.integers(0, 4, n)
+    zip_code = np.where(rng.random(n) < 0.6, race, rng.integers(0, 4, n))
+    frame = pd.DataFrame({"race": np.char.add("r", race.astype(str)),
+                          "zip": np.char.add("z", zip_code.astype(str)),
+                          "age": rng.choice(["<25", "25-45", ">45"], n)})
+    frame["label"] = (rng.random(n) < 0.3 + 0.3 * (frame.age == "<25")).astype(int)
+    model = make_pipeline(OneHotEncoder(), LogisticRegression()).fit(
+        frame[["race", "zip", "age"]], frame.label)
+    import skops.io as sio
+
+    sio.dump(model, tmp_path / "proxy.skops")
+    frame.to_csv(tmp_path / "proxy.csv", index=False)
+    args = ["faith", "--model", tmp_path / "proxy.skops", "--data", tmp_path / "proxy.csv",
+            "--label", "label", "--features", "race", "zip", "age", "--protected", "race",
+            "--delta", "0.05", "--n-resamples", "50"]
+    code, out, err = run(capsys, *args, "--json")
+    assert code in (EXIT_PASS, EXIT_UNFAIR)
+    warning = [line for line in err.splitlines() if "fair metric looks degenerate" in line]
+    assert len(warning) == 1, err
+    assert "3 of the 5 directions" in warning[0] and "race_r" in warning[0]
+    payload = json.loads(out)
+    assert payload["degenerate_metric"] is True and payload["free_directions"] == 3
+    # The healthy case prints no such warning.
+    folder, _ = faith_files
+    plain = [a for a in faith_args(folder) if a != "--quiet"]
+    _, _, err = run(capsys, "faith", "--model", folder / "model.skops", *plain, "--delta", "0.05")
+    assert "degenerate" not in err
+
+
+@needs_skops
 def test_skops_round_trip_and_allow_list(faith_files):
     folder, model = faith_files
     X = _faith_data(seed=2)[["group", "priors"]]

@@ -32,6 +32,7 @@ from ._plot import count_change_table, plot_count_changes
 from ._result import FaithResult
 from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves
 from ._scorer import make_faith_scorer
+from ._sensitivity import FaithSensitivityResult, faith_sensitivity
 from ._solver import TransportProblem, prepare_transport
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "ExploreMetric",
     "FaithAuditor",
     "FaithResult",
+    "FaithSensitivityResult",
     "GridSpace",
     "MahalanobisMetric",
     "MetricDiagnostics",
@@ -56,6 +58,7 @@ __all__ = [
     "check_cost_matrix",
     "count_change_table",
     "faith_audit",
+    "faith_sensitivity",
     "forbidden_moves",
     "gaussianity_diagnostic",
     "make_faith_scorer",

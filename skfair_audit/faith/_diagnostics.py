@@ -322,7 +322,7 @@ def _attribute_free_directions(metric, variation, protected, n_features, n_free,
     if len(order) > n_free:
         order = order[:n_free]
     if len(order) < n_free:
-        label = f"{type(getattr(metric, 'estimator', metric)).__name__} ignores them"
+        label = f"not measured by {type(getattr(metric, 'estimator', metric)).__name__}"
         records.append({"source": label, "n_members": None, "auc": float("nan"), "C": None,
                         "kept": None, "free_directions": n_free - len(order)})
         order.extend([label] * (n_free - len(order)))
@@ -386,7 +386,7 @@ def degenerate_metric_reasons(diagnostics, zero_cost_statistic, max_statistic):
         reasons.append(
             f"it leaves {diagnostics.n_free} of the {diagnostics.n_non_protected} directions in "
             "which the non-protected features vary free"
-            + (f" (brought by {', '.join(responsible)})" if responsible else "")
+            + (f" (free directions from: {', '.join(responsible)})" if responsible else "")
         )
     if (
         zero_cost_statistic is not None and max_statistic is not None

@@ -316,8 +316,10 @@ def explore_sigma(differences, comparable, *, sigma_init=None, max_iter=2000, to
             if step < 1e-20:
                 return sigma, iteration, False
         moved = float(np.linalg.norm(candidate - sigma))
-        if candidate_value > current:
-            # Adaptive restart: momentum overshot; restart from the last iterate.
+        if candidate_value > current and weight > 1.0:
+            # Adaptive restart: momentum overshot; restart from the last iterate. (From the
+            # last iterate itself a projected gradient step cannot increase the objective
+            # beyond rounding, so the step is then accepted.)
             momentum_point, momentum_value, weight = sigma, current, 1.0
             continue
         next_weight = (1.0 + np.sqrt(1.0 + 4.0 * weight * weight)) / 2.0

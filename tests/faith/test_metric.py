@@ -288,3 +288,163 @@ def test_clone_and_get_params(metric):
         )
     # clone rebuilds from parameters only: no fitted state is carried over
     assert not any(k.endswith("_") and not k.startswith("_") for k in vars(cloned))
+
+
+# --------------------------------------------------------------------------- the default metric
+@pytest.fixture(scope="module")
+def many_levels():
+    """Race with 4 levels (cols 0-3), sex (4-5), zip (6-9), age (10-12).
+
+    The zip code is a strong proxy of races 0 and 1 (and so, weakly, of races 2 and 3: their
+    members rarely have zip codes 0 and 1); nothing predicts the sex.
+    """
+    rng = np.random.default_rng(10)
+    n = 1500
+    race = rng.integers(0, 4, n)
+    sex = rng.integers(0, 2, n)
+    zip_code = np.where((race < 2) & (rng.random(n) < 0.8), race, rng.integers(0, 4, n))
+    age = rng.integers(0, 3, n)
+    X = np.hstack([one_hot(race, 4), one_hot(sex, 2), one_hot(zip_code, 4), one_hot(age, 3)])
+    return X, [[0, 1, 2, 3], [4, 5]]
+
+
+def reference_cv(X, member, Cs, free, n_splits=5):
+    """Cross-validated AUC per C on the standardised free columns, with sklearn only."""
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold
+
+    Z = X[:, free] / np.where(X[:, free].std(axis=0) > 0, X[:, free].std(axis=0), 1.0)
+    out = []
+    for C in Cs:
+        scores = []
+        for train, test in StratifiedKFold(n_splits).split(Z, member):
+            model = LogisticRegression(C=C, solver="newton-cholesky", tol=1e-12).fit(
+                Z[train], member[train])
+            scores.append(roc_auc_score(member[test], Z[test] @ model.coef_.ravel()))
+        out.append(np.mean(scores))
+    return np.array(out)
+
+
+def test_default_keeps_only_cross_validated_predictive_levels(many_levels):
+    X, groups = many_levels
+    Cs = [1e-3, 1e-1, 10.0]
+    metric = SensitiveSubspaceMetric(groups, Cs=Cs).fit(X)
+    free = list(range(6, 13))
+    race = X[:, :4].argmax(axis=1)
+    levels = [(0, race == 0), (1, race == 1), (2, race == 2), (3, race == 3),
+              (5, X[:, 5] == 1)]
+    assert [p["level"] for p in metric.problems_] == [lv for lv, _ in levels]
+    for problem, (_, member) in zip(metric.problems_, levels, strict=True):
+        expected = reference_cv(X, member, Cs, free)
+        assert problem["auc"] == pytest.approx(expected.max(), abs=1e-8)
+        assert problem["C"] == Cs[int(np.argmax(expected))]
+        assert problem["kept"] == (expected.max() >= 0.6)
+    # The zip code predicts the races (0 and 1 strongly), nothing predicts the sex.
+    assert [p["kept"] for p in metric.problems_] == [True, True, True, True, False]
+    assert min(metric.problems_[0]["auc"], metric.problems_[1]["auc"]) > 0.8
+    assert metric.problems_[2]["auc"] < 0.7 and metric.problems_[4]["auc"] < 0.55
+
+
+def test_min_auc_threshold_moves_the_cut(many_levels):
+    X, groups = many_levels
+    base = SensitiveSubspaceMetric(groups, min_auc=None, n_components=None).fit(X)
+    aucs = np.array([p["auc"] for p in base.problems_])
+    assert all(p["kept"] for p in base.problems_)
+    assert base.components_.shape[0] == len(aucs)
+    # A threshold between two measured AUCs keeps exactly the levels above it.
+    ranked = np.sort(aucs)
+    for cut in (ranked[1] + ranked[2]) / 2, (ranked[3] + ranked[4]) / 2:
+        metric = SensitiveSubspaceMetric(groups, min_auc=float(cut), n_components=None).fit(X)
+        np.testing.assert_array_equal([p["kept"] for p in metric.problems_], aucs >= cut)
+        assert metric.components_.shape[0] == int(np.sum(aucs >= cut))
+    top = SensitiveSubspaceMetric(groups, min_auc=1.0).fit(X)
+    assert top.components_.shape[0] == 0
+    # Without learned directions only the protected coordinates are sensitive.
+    np.testing.assert_allclose(top.sensitive_directions_ @ top.sensitive_directions_.T,
+                               np.eye(6), atol=1e-12)
+
+
+def test_default_metric_by_hand(many_levels):
+    X, groups = many_levels
+    metric = SensitiveSubspaceMetric(groups, Cs=[0.1], n_components=None).fit(X)
+    scale = np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+    scale[:6] = 1.0
+    np.testing.assert_allclose(metric.scale_, scale, rtol=1e-12)
+    Z = X / scale
+    free = list(range(6, 13))
+    race = X[:, :4].argmax(axis=1)
+    directions = []
+    for member in (race == 0, race == 1, race == 2, race == 3):  # kept; the sex is not
+        model = LogisticRegression(C=0.1, solver="newton-cholesky", tol=1e-12).fit(
+            Z[:, free], member)
+        v = np.zeros(13)
+        v[free] = model.coef_.ravel()
+        directions.append(v)
+    A = np.vstack([*directions, np.eye(13)[:6]]).T
+    projector = np.eye(13) - A @ np.linalg.pinv(A)
+    np.testing.assert_allclose(metric.projector_, projector, atol=1e-7)
+    np.testing.assert_allclose(metric.sigma_, projector / np.outer(scale, scale), atol=1e-7)
+    np.testing.assert_allclose(metric.transform(X[:20]), (X[:20] / scale) @ projector, atol=1e-7)
+    # A cost is the squared standardised distance off the sensitive subspace.
+    a, b = X[:1], X[1:2]
+    diff = (a - b)[0] / scale
+    assert metric.cost_matrix(a, b)[0, 0] == pytest.approx(diff @ projector @ diff, abs=1e-7)
+
+
+def test_n_components_controls_the_rank(many_levels):
+    X, groups = many_levels
+    full = SensitiveSubspaceMetric(groups, min_auc=None, n_components=None).fit(X)
+    unit = full.coef_directions_ / np.linalg.norm(full.coef_directions_, axis=1, keepdims=True)
+    # Each direction weighs its Gini coefficient (an AUC below 1/2 counts as nothing).
+    gini = np.clip([2 * p["auc"] - 1 for p in full.problems_], np.finfo(float).eps, None)
+    _, singular, vt = np.linalg.svd(unit * gini[:, None], full_matrices=False)
+    share = np.cumsum(singular ** 2) / np.sum(singular ** 2)
+    for n_components, expected_rank in [(1, 1), (3, 3), (float(share[1]) - 1e-6, 2),
+                                         (float(share[1]) + 1e-6, 3),
+                                         (1.0, np.linalg.matrix_rank(unit * gini[:, None]))]:
+        metric = SensitiveSubspaceMetric(groups, min_auc=None, n_components=n_components)
+        metric.fit(X)
+        assert metric.components_.shape[0] == expected_rank
+        # The components span the leading singular directions of the weighted directions.
+        leading = vt[:expected_rank]
+        np.testing.assert_allclose(np.abs(metric.components_ @ leading.T), np.eye(expected_rank),
+                                   atol=1e-8)
+    # The source of the first component is the direction that weighs most in it.
+    one = SensitiveSubspaceMetric(groups, min_auc=None, n_components=1).fit(X)
+    loading = ((unit * gini[:, None]) @ vt[0]) ** 2
+    assert one.component_sources_.tolist() == [int(np.argmax(loading))]
+
+
+def test_default_metric_sample_weight_equals_repeated_rows(many_levels):
+    X, groups = many_levels
+    weight = np.tile([1, 2, 3], len(X) // 3)
+    repeated = np.repeat(X, weight, axis=0)
+    # Repetition changes the folds, so compare with a fixed C and no threshold.
+    kwargs = {"C": 0.5, "min_auc": None, "cv": None}
+    weighted = SensitiveSubspaceMetric(groups, **kwargs).fit(X, sample_weight=weight)
+    plain = SensitiveSubspaceMetric(groups, **kwargs).fit(repeated)
+    np.testing.assert_allclose(weighted.sigma_, plain.sigma_, atol=1e-8)
+
+
+def test_default_metric_parameter_errors(many_levels):
+    X, groups = many_levels
+    for bad, match in [({"min_auc": 0.4}, "min_auc"), ({"n_components": 0}, "n_components"),
+                       ({"n_components": 1.5}, "share"), ({"C": -1.0}, "C must"),
+                       ({"Cs": [0.0, 1.0]}, "Cs"), ({"cv": None}, "cv=None"),
+                       ({"max_iter": 0}, "max_iter")]:
+        with pytest.raises(ValueError, match=match):
+            SensitiveSubspaceMetric(groups, **bad).fit(X)
+    with pytest.raises(ValueError, match="sample_weight"):
+        SensitiveSubspaceMetric(groups).fit(X, sample_weight=np.ones(3))
+
+
+def test_rare_level_without_cross_validation_is_dropped():
+    rng = np.random.default_rng(11)
+    level = np.r_[np.zeros(3, int), rng.integers(1, 3, 300)]  # level 0 has 3 members < 5 folds
+    X = np.hstack([one_hot(level, 3), rng.normal(size=(303, 2))])
+    metric = SensitiveSubspaceMetric([[0, 1, 2]]).fit(X)
+    rare = metric.problems_[0]
+    assert rare["level"] == 0 and rare["n_members"] == 3
+    assert np.isnan(rare["auc"]) and not rare["kept"]
+    legacy = SensitiveSubspaceMetric([[0, 1, 2]], **LEGACY).fit(X)
+    assert np.isnan(legacy.problems_[0]["auc"]) and legacy.problems_[0]["kept"]
