@@ -379,6 +379,8 @@ def degenerate_metric_reasons(diagnostics, zero_cost_statistic, max_statistic):
     Returns
     -------
     list of str
+        One sentence per reason: the metric leaves most non-protected directions free; ψ at
+        ε = 0 is at least 95% of its value with an unlimited budget.
     """
     reasons = []
     if diagnostics is not None and diagnostics.degenerate:
@@ -392,25 +394,37 @@ def degenerate_metric_reasons(diagnostics, zero_cost_statistic, max_statistic):
         zero_cost_statistic is not None and max_statistic is not None
         and max_statistic > 1e-12 and zero_cost_statistic >= TRIVIAL_SHARE * max_statistic
     ):
-        reasons.append(
+        reason = (
             f"at ε = 0 the audit value {zero_cost_statistic:.4g} is "
             f"{zero_cost_statistic / max_statistic:.0%} of its value with an unlimited budget "
             f"({max_statistic:.4g}): every individual who can be moved to where the model does "
-            "worse can be moved there for free (or the model's decisions depend on nothing but "
-            "the free directions)"
+            "worse can be moved there for free"
         )
+        if diagnostics is not None and not diagnostics.degenerate:
+            reason += (
+                f" although the metric frees only {diagnostics.n_free} of the "
+                f"{diagnostics.n_non_protected} non-protected directions, so the model's "
+                "decisions seem to depend on the protected attributes (and those free "
+                "directions) alone; if that is so, the verdict stands"
+            )
+        else:
+            reason += (
+                ": either the metric makes every move that matters free, or the model's "
+                "decisions depend on the protected attributes alone"
+            )
+        reasons.append(reason)
     return reasons
 
 
 def degenerate_metric_message(reasons):
     """The text of the :class:`DegenerateMetricWarning` for the given reasons."""
     return (
-        "the fair metric looks degenerate: " + "; and ".join(reasons) + ". The audit then "
-        "measures how often the model errs, not whether it treats similar individuals alike. "
-        "Remedies: keep only the directions the features really predict and limit their rank "
-        "(the default SensitiveSubspaceMetric: raise min_auc, lower n_components); leave "
-        "proxies of the protected attributes out of the features or use "
-        "ProtectedEuclideanMetric; learn the metric from judged pairs (ExploreMetric) or "
-        "groups of comparable individuals (SVDSensitiveSubspaceMetric); inspect "
+        "the fair metric looks degenerate: " + "; and ".join(reasons) + ". A metric that frees "
+        "every move makes the audit measure how often the model errs, not whether it treats "
+        "similar individuals alike. Remedies: keep only the directions the features really "
+        "predict and limit their rank (the default SensitiveSubspaceMetric: raise min_auc, "
+        "lower n_components); leave proxies of the protected attributes out of the features "
+        "or use ProtectedEuclideanMetric; learn the metric from judged pairs (ExploreMetric) "
+        "or groups of comparable individuals (SVDSensitiveSubspaceMetric); inspect "
         "result.metric_diagnostics."
     )

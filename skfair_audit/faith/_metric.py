@@ -26,7 +26,14 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from ._metric_learning import check_positive_int, cross_validated_auc, fit_logistic
+from ._metric_learning import (
+    check_n_components,
+    check_positive_int,
+    column_scale,
+    cross_validated_auc,
+    fit_logistic,
+    leading_components,
+)
 
 __all__ = [
     "CallableMetric",
@@ -370,20 +377,7 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
             or not 0.5 <= min_auc <= 1.0
         ):
             raise ValueError(f"min_auc must be None or a number in [0.5, 1], got {min_auc!r}.")
-        n_components = self.n_components
-        if n_components is not None:
-            if isinstance(n_components, bool) or not isinstance(n_components, numbers.Real):
-                raise ValueError(
-                    "n_components must be None, a positive int or a share in (0, 1], got "
-                    f"{n_components!r}."
-                )
-            if isinstance(n_components, numbers.Integral):
-                if n_components < 1:
-                    raise ValueError(f"n_components must be >= 1, got {n_components!r}.")
-            elif not 0.0 < n_components <= 1.0:
-                raise ValueError(
-                    f"a float n_components is a share in (0, 1], got {n_components!r}."
-                )
+        check_n_components(self.n_components, allow_none=True)
         C = self.C
         if C is not None and (
             not isinstance(C, numbers.Real) or isinstance(C, bool) or not np.isfinite(C)
@@ -431,13 +425,8 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         protected = sorted({j for group in groups for j in group})
         unprotected = np.setdiff1d(np.arange(n_features), protected)
 
-        scale = np.ones(n_features)
-        if self.standardize:
-            mean = weight @ X / weight.sum()
-            std = np.sqrt(weight @ (X - mean) ** 2 / weight.sum())
-            usable = std > np.finfo(float).eps * max(1.0, float(np.abs(X).max()))
-            scale[usable] = std[usable]
-            scale[protected] = 1.0
+        scale = column_scale(X, weight, self.standardize)
+        scale[protected] = 1.0
         Z = X / scale
         Z_free = Z[:, unprotected]
         Z_free = Z_free - weight @ Z_free / weight.sum()
@@ -608,14 +597,7 @@ def _combine_directions(coef_directions, problems, n_components):
     gini = np.where(np.isfinite(auc), 2.0 * auc - 1.0, 1.0)
     weighted = unit * np.clip(gini, np.finfo(float).eps, None)[:, None]
     _, singular, vt = np.linalg.svd(weighted, full_matrices=False)
-    tol = singular.max() * max(weighted.shape) * np.finfo(np.float64).eps
-    rank = int(np.count_nonzero(singular > tol))
-    if isinstance(n_components, numbers.Integral):
-        n_keep = min(int(n_components), rank)
-    else:
-        share = np.cumsum(singular[:rank] ** 2) / np.sum(singular[:rank] ** 2)
-        n_keep = int(np.searchsorted(share, n_components - 1e-12) + 1)
-        n_keep = min(n_keep, rank)
+    n_keep, _ = leading_components(singular, n_components, weighted.shape)
     components = vt[:n_keep]
     loading = (weighted @ components.T) ** 2
     sources = [kept[int(k)] for k in np.argmax(loading, axis=0)]

@@ -16,9 +16,11 @@ and pass them to :class:`FaithAuditor` in a :class:`~sklearn.frozen.FrozenEstima
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from ._metric import (
     _check_weight,
@@ -27,19 +29,16 @@ from ._metric import (
     _protected_groups,
     _psd_sqrt,
 )
-from ._metric_learning import check_positive_int, explore_sigma, within_group_components
+from ._metric_learning import (
+    check_n_components,
+    check_positive_int,
+    column_scale,
+    explore_sigma,
+    leading_components,
+    within_group_components,
+)
 
 __all__ = ["ExploreMetric", "ProtectedEuclideanMetric", "SVDSensitiveSubspaceMetric"]
-
-
-def _check_standardize(X, weight, standardize):
-    scale = np.ones(X.shape[1])
-    if standardize:
-        mean = weight @ X / weight.sum()
-        std = np.sqrt(weight @ (X - mean) ** 2 / weight.sum())
-        usable = std > np.finfo(float).eps * max(1.0, float(np.abs(X).max()))
-        scale[usable] = std[usable]
-    return scale
 
 
 class ProtectedEuclideanMetric(_LinearMapMetric):
@@ -114,7 +113,7 @@ class ProtectedEuclideanMetric(_LinearMapMetric):
         groups = _protected_groups(self.protected_columns, X.shape[1])
         protected = sorted({j for group in groups for j in group})
         self.columns_ = np.setdiff1d(np.arange(X.shape[1]), protected)
-        self.scale_ = _check_standardize(X, weight, self.standardize)
+        self.scale_ = column_scale(X, weight, self.standardize)
         self.protected_groups_ = groups
         return self
 
@@ -176,7 +175,9 @@ class ExploreMetric(_LinearMapMetric):
     from your side information (e.g. a case worker's judgements); the features must be in the
     same coordinates as the points whose costs are computed (e.g. ``space.encode(...)``).
     Directions along which no judged pair differs are not identified: :math:`\Sigma` keeps its
-    starting value there (a multiple of the identity). Pass the fitted metric to
+    starting value there (a multiple of the identity). Pairs of identical individuals carry no
+    information (the model calls them comparable with probability 1); those judged
+    incomparable are left out with a warning. Pass the fitted metric to
     :class:`FaithAuditor` in a :class:`~sklearn.frozen.FrozenEstimator`.
 
     References
@@ -244,9 +245,29 @@ class ExploreMetric(_LinearMapMetric):
             raise ValueError("y must contain both comparable (1) and incomparable (0) pairs.")
         half = X.shape[1] // 2
         differences = X[:, :half] - X[:, half:]
-        sigma, n_iter, converged = explore_sigma(
-            differences, comparable, max_iter=self.max_iter, tol=self.tol
-        )
+        # Pairs of identical individuals are at distance 0 under every metric: the model calls
+        # them comparable with probability 1, so they carry no information about Sigma, and an
+        # incomparable one would make the likelihood 0 whatever Sigma is.
+        identical = ~np.any(differences != 0, axis=1)
+        contradictions = int(np.count_nonzero(identical & ~comparable))
+        if contradictions:
+            warnings.warn(
+                f"{contradictions} pairs of identical individuals are judged incomparable; no "
+                "metric can separate them, so they are left out of the EXPLORE fit.",
+                UserWarning,
+                stacklevel=2,
+            )
+        differences, comparable = differences[~identical], comparable[~identical]
+        if comparable.all() or not comparable.any():
+            raise ValueError(
+                "after leaving out pairs of identical individuals, y must still contain both "
+                "comparable and incomparable pairs."
+            )
+        # Small dense products in a loop: a multi-threaded BLAS only adds contention.
+        with threadpool_limits(limits=1, user_api="blas"):
+            sigma, n_iter, converged = explore_sigma(
+                differences, comparable, max_iter=self.max_iter, tol=self.tol
+            )
         self.sigma_ = sigma
         self.n_iter_ = n_iter
         self.converged_ = converged
@@ -355,31 +376,17 @@ class SVDSensitiveSubspaceMetric(_LinearMapMetric):
                 "fit(X, groups). Fit it on your groups and pass it to FaithAuditor as "
                 "FrozenEstimator(metric)."
             )
-        n_components = self.n_components
-        if isinstance(n_components, bool) or not isinstance(n_components, numbers.Real) or (
-            isinstance(n_components, numbers.Integral) and n_components < 1
-        ) or (not isinstance(n_components, numbers.Integral) and not 0 < n_components <= 1):
-            raise ValueError(
-                f"n_components must be a positive int or a share in (0, 1], got "
-                f"{n_components!r}."
-            )
+        n_components = check_n_components(self.n_components, allow_none=False)
         X, groups = validate_data(self, X, y, reset=True, dtype=np.float64, y_numeric=False,
                                   ensure_min_samples=2)
         weight = _check_weight(sample_weight, X.shape[0])
         singular, vt = within_group_components(X, groups, weight)
-        tol = max(singular.max(initial=0.0), np.finfo(float).tiny) * max(X.shape)
-        tol *= np.finfo(float).eps
-        rank = int(np.count_nonzero(singular > tol))
-        if rank == 0:
+        n_keep, share = leading_components(singular, n_components, X.shape)
+        if n_keep == 0:
             raise ValueError(
                 "the groups show no variation (every group has one row, or its rows are "
                 "identical): there is no sensitive direction to learn."
             )
-        share = singular[:rank] ** 2 / np.sum(singular[:rank] ** 2)
-        if isinstance(n_components, numbers.Integral):
-            n_keep = min(int(n_components), rank)
-        else:
-            n_keep = min(int(np.searchsorted(np.cumsum(share), n_components - 1e-12) + 1), rank)
         components = _orthonormal_row_basis(vt[:n_keep])
         projector = np.eye(X.shape[1]) - components.T @ components
         self.components_ = components

@@ -208,7 +208,7 @@ def _log_tanh_half(t):
 
 
 def _pair_distances(differences, sigma):
-    return np.einsum("ij,jk,ik->i", differences, sigma, differences)
+    return np.einsum("ij,ij->i", differences @ sigma, differences)
 
 
 def explore_negative_log_likelihood(sigma, differences, comparable):
@@ -370,6 +370,64 @@ def within_group_components(X, groups, sample_weight=None):
     centred = (X - means[inverse]) * np.sqrt(weight)[:, None]
     _, singular, vt = np.linalg.svd(centred, full_matrices=False)
     return singular, vt
+
+
+def check_n_components(n_components, *, allow_none):
+    """Validate a rank rule: a positive int, a share in (0, 1], or (if allowed) None."""
+    if n_components is None and allow_none:
+        return None
+    if (
+        isinstance(n_components, bool) or not isinstance(n_components, numbers.Real)
+        or (isinstance(n_components, numbers.Integral) and n_components < 1)
+        or (not isinstance(n_components, numbers.Integral) and not 0 < n_components <= 1)
+    ):
+        raise ValueError(
+            "n_components must be a positive int or a share in (0, 1]"
+            + (" or None" if allow_none else "") + f", got {n_components!r}."
+        )
+    return n_components
+
+
+def leading_components(singular, n_components, shape):
+    """How many leading singular directions a rank rule keeps.
+
+    Parameters
+    ----------
+    singular : ndarray
+        Singular values, descending, of a matrix of the given ``shape``.
+    n_components : int or float in (0, 1]
+        An int keeps at most that many; a float the fewest whose squared singular values reach
+        that share of the total.
+    shape : tuple
+        Shape of the decomposed matrix (for the rank tolerance of ``numpy.linalg.matrix_rank``).
+
+    Returns
+    -------
+    n_keep : int
+        At most the numerical rank.
+    share : ndarray of shape (rank,)
+        Share of the squared singular values of each direction within the rank.
+    """
+    top = singular.max(initial=0.0)
+    rank = int(np.count_nonzero(singular > top * max(shape) * np.finfo(np.float64).eps))
+    if rank == 0:
+        return 0, np.empty(0)
+    share = singular[:rank] ** 2 / np.sum(singular[:rank] ** 2)
+    if isinstance(n_components, numbers.Integral):
+        return min(int(n_components), rank), share
+    cumulative = np.cumsum(share)
+    return min(int(np.searchsorted(cumulative, n_components - 1e-12) + 1), rank), share
+
+
+def column_scale(X, weight, standardize):
+    """Weighted standard deviation of each column (1 for constant columns), or ones."""
+    scale = np.ones(X.shape[1])
+    if standardize:
+        mean = weight @ X / weight.sum()
+        std = np.sqrt(weight @ (X - mean) ** 2 / weight.sum())
+        usable = std > np.finfo(float).eps * max(1.0, float(np.abs(X).max()))
+        scale[usable] = std[usable]
+    return scale
 
 
 def check_positive_int(value, name, *, allow_none=False):

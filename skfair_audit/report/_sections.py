@@ -122,10 +122,10 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
     reasons = result.degenerate_metric_reasons()
     if reasons:
         paragraphs.append(
-            "Warning: the fair metric looks degenerate: " + "; and ".join(reasons) + ". The "
-            "audit then measures how often the model errs rather than whether it treats "
-            "similar individuals alike; see the metric table below and the user guide's "
-            "\"Choosing a fair metric\"."
+            "Warning: the fair metric looks degenerate: " + "; and ".join(reasons) + ". A "
+            "metric that frees every move makes the audit measure how often the model errs "
+            "rather than whether it treats similar individuals alike; see the metric table "
+            "below and the user guide's \"Choosing a fair metric\"."
         )
     moves = result.moves()[:max_moves]
     tables = _metric_tables(result)

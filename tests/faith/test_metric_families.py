@@ -156,3 +156,15 @@ def test_fitted_metrics_are_kept_by_frozen_estimator_in_the_auditor():
         # Both learn that only the group is irrelevant: a group flip is (nearly) free.
         result = frozen.audit(X, y)
         assert result.metric_diagnostics is not None
+
+
+def test_explore_leaves_out_identical_pairs_judged_incomparable():
+    rng = np.random.default_rng(5)
+    X1, X2 = rng.normal(size=(300, 2)), rng.normal(size=(300, 2))
+    y = (rng.random(300) < 2 / (1 + np.exp((X1 - X2)[:, 0] ** 2))).astype(int)
+    reference = ExploreMetric().fit(np.hstack([X1, X2]), y)
+    same = rng.normal(size=(5, 2))
+    pairs = np.vstack([np.hstack([X1, X2]), np.hstack([same, same])])
+    with pytest.warns(UserWarning, match="5 pairs of identical individuals"):
+        metric = ExploreMetric().fit(pairs, np.r_[y, np.zeros(5, int)])
+    np.testing.assert_allclose(metric.sigma_, reference.sigma_, atol=1e-10)
