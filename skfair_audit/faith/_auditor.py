@@ -65,9 +65,10 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         The fair metric. ``"sensitive_subspace"`` learns the metric of Yurochkin et al. (2020)
         on the training data with :class:`SensitiveSubspaceMetric`'s defaults (standardised
         features; the protected coordinates and the directions that predict a protected
-        attribute level with cross-validated AUC >= 0.6, combined into a subspace of controlled
-        rank, are free); ``"protected_euclidean"`` frees only the protected coordinates
-        (standardised :class:`ProtectedEuclideanMetric`); objects of
+        attribute level with a cross-validated AUC of at least 0.6, significantly above 1/2,
+        combined into a subspace of controlled rank, are free); ``"protected_euclidean"``
+        frees only the protected coordinates (standardised
+        :class:`ProtectedEuclideanMetric`); objects of
         :mod:`skfair_audit.faith` (``SensitiveSubspaceMetric``, ``MahalanobisMetric``,
         ``EuclideanMetric``, ``PrecomputedMetric``, ``CallableMetric``, ...) are cloned and
         fit on the training data; wrap a fitted one (e.g. an ``ExploreMetric`` learned from

@@ -21,12 +21,14 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from ._metric_learning import (
+    auc_standard_error,
     check_n_components,
     check_positive_int,
     column_scale,
@@ -216,8 +218,11 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
     1. standardises the features, so that the regularisation and the distance treat them
        alike (continuous columns in their own units would otherwise dominate);
     2. chooses each regression's strength ``C`` by cross-validated AUC over ``Cs``;
-    3. keeps a direction only when its cross-validated AUC reaches ``min_auc``: a level the
-       features do not predict has no proxy to neutralise, and its coefficients are noise;
+    3. keeps a direction only when its cross-validated AUC reaches ``min_auc`` and is
+       significantly above 1/2 (one-sided test at level ``significance``, with the standard
+       error of Hanley & McNeil): a level the features do not predict has no proxy to
+       neutralise, and its coefficients are noise — as are those of a level with a handful of
+       members, whose AUC is too uncertain to mean anything;
     4. combines the kept directions, each weighted by its Gini coefficient ``2 AUC - 1``,
        into a subspace of controlled rank: the leading right singular vectors that explain
        the share ``n_components`` of their squared singular values (or ``n_components`` of
@@ -239,6 +244,11 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
     min_auc : float in [0.5, 1] or None, default=0.6
         Keep a candidate direction only if the cross-validated AUC of its regression is at
         least this; None keeps every direction (and needs no cross-validation).
+    significance : float in (0, 0.5] or None, default=0.05
+        With ``min_auc`` set, keep a direction only if its AUC also exceeds 1/2 by a one-sided
+        test at this level: ``auc - z * se > 1/2`` with ``z`` the ``1 - significance``
+        normal quantile and ``se`` the Hanley–McNeil standard error for the numbers of
+        members and non-members. None skips the test.
     n_components : int, float in (0, 1] or None, default=0.9
         Rank of the learned part of the sensitive subspace: an int keeps at most that many
         leading components of the weighted directions, a float the fewest components whose
@@ -257,6 +267,10 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         Folds of the cross-validation (an int means unshuffled ``StratifiedKFold``, so that
         the metric is deterministic). None skips it; then ``C`` must be given and ``min_auc``
         must be None.
+    cv_max_samples : int or None, default=100_000
+        Largest number of training rows the cross-validation uses; beyond it, an evenly spaced
+        subset of each class (deterministic). The final regression uses every row. None
+        always uses all rows.
     exponent : float, default=2
         Power ``p`` of the distance in the cost ``d(x, x')**p``.
     max_iter : int, default=100
@@ -280,7 +294,8 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         One record per binary regression: ``attribute`` (index into ``protected_groups_``),
         ``level`` (the one-hot column of the level, -1 for rows with no active column, or the
         level's value for a single-column attribute), ``n_members``, ``auc`` (cross-validated,
-        NaN when not computed), ``C``, ``kept``.
+        NaN when not computed), ``auc_lower`` (its one-sided lower confidence bound at level
+        ``1 - significance``, 0.95 when ``significance`` is None), ``C``, ``kept``.
     components_ : ndarray of shape (n_components, n_features)
         The learned sensitive directions that the metric makes free, in the standardised
         coordinates (unit rows; orthonormal unless ``n_components`` is None).
@@ -352,21 +367,25 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         protected_columns,
         *,
         min_auc=0.6,
+        significance=0.05,
         n_components=0.9,
         standardize=True,
         C=None,
         Cs=9,
         cv=5,
+        cv_max_samples=100_000,
         exponent=2,
         max_iter=100,
     ):
         self.protected_columns = protected_columns
         self.min_auc = min_auc
+        self.significance = significance
         self.n_components = n_components
         self.standardize = standardize
         self.C = C
         self.Cs = Cs
         self.cv = cv
+        self.cv_max_samples = cv_max_samples
         self.exponent = exponent
         self.max_iter = max_iter
 
@@ -377,6 +396,14 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
             or not 0.5 <= min_auc <= 1.0
         ):
             raise ValueError(f"min_auc must be None or a number in [0.5, 1], got {min_auc!r}.")
+        significance = self.significance
+        if significance is not None and (
+            not isinstance(significance, numbers.Real) or isinstance(significance, bool)
+            or not 0.0 < significance <= 0.5
+        ):
+            raise ValueError(
+                f"significance must be None or a level in (0, 0.5], got {significance!r}."
+            )
         check_n_components(self.n_components, allow_none=True)
         C = self.C
         if C is not None and (
@@ -398,6 +425,7 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
                 f"None (got C={C!r}, min_auc={min_auc!r})."
             )
         check_positive_int(self.max_iter, "max_iter")
+        check_positive_int(self.cv_max_samples, "cv_max_samples", allow_none=True)
         return (Cs if C is None else np.array([float(C)]))
 
     def fit(self, X, y=None, sample_weight=None):
@@ -456,15 +484,20 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
                 # Many tiny tall-skinny products: a multi-threaded BLAS only adds contention
                 # (measured 20x slower on a loaded 2-core machine).
                 with threadpool_limits(limits=1, user_api="blas"):
-                    auc, C, coef = self._learn_direction(distinct, rows, member, weight, Cs)
+                    auc, auc_lower, C, coef = self._learn_direction(
+                        distinct, rows, member, weight, Cs
+                    )
                 direction = np.zeros(n_features)
                 direction[unprotected] = coef
-                kept = self.min_auc is None or bool(auc >= self.min_auc)
+                kept = self.min_auc is None or bool(
+                    auc >= self.min_auc and (self.significance is None or auc_lower > 0.5)
+                )
                 problems.append({
                     "attribute": a,
                     "level": _level_label(group, level),
                     "n_members": int(member.sum()),
                     "auc": auc,
+                    "auc_lower": auc_lower,
                     "C": C,
                     "kept": kept and bool(np.any(coef != 0)),
                 })
@@ -492,29 +525,36 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         return self
 
     def _learn_direction(self, distinct, rows, member, weight, Cs):
-        """(cross-validated AUC, chosen C, coefficients) of one binary regression."""
+        """(CV AUC, its one-sided lower confidence bound, chosen C, coefficients) of a level."""
         n_min = int(min(member.sum(), (~member).sum()))
         auc_by_C = np.full(Cs.size, np.nan)
+        used = np.arange(member.size)
         if self.cv is not None:
-            splitter = check_cv(self.cv, member, classifier=True)
-            if n_min >= splitter.get_n_splits():
-                splits = list(splitter.split(np.zeros((member.size, 1)), member))
+            used = _evenly_spaced_subset(member, self.cv_max_samples)
+            splitter = check_cv(self.cv, member[used], classifier=True)
+            if min(n_min, used.size) >= splitter.get_n_splits():
+                splits = list(splitter.split(np.zeros((used.size, 1)), member[used]))
                 auc_by_C = cross_validated_auc(
-                    distinct, rows, member, weight, Cs, splits, max_iter=self.max_iter
+                    distinct, rows[used], member[used], weight[used], Cs, splits,
+                    max_iter=self.max_iter,
                 )
         if np.all(np.isnan(auc_by_C)):
             if self.min_auc is not None:
-                return float("nan"), float("nan"), np.zeros(distinct.shape[1])
+                return float("nan"), float("nan"), float("nan"), np.zeros(distinct.shape[1])
             auc, C = float("nan"), (float(self.C) if self.C is not None else 1.0)
+            auc_lower = float("nan")
         else:
             best = int(np.nanargmax(auc_by_C))  # the first maximum: the strongest penalty
             auc, C = float(auc_by_C[best]), float(Cs[best])
+            z = norm.ppf(1.0 - (self.significance or 0.05))
+            n_positive = int(member[used].sum())
+            auc_lower = auc - z * auc_standard_error(auc, n_positive, used.size - n_positive)
         total = np.bincount(rows, weight, minlength=distinct.shape[0])
         positive = np.bincount(rows, weight * member, minlength=distinct.shape[0])
         keep = total > 0
         theta, _ = fit_logistic(distinct[keep], total[keep], positive[keep], C,
                                 max_iter=self.max_iter)
-        return auc, C, theta[:-1]
+        return auc, auc_lower, C, theta[:-1]
 
     def transform(self, X):
         """Map points to coordinates where the fair metric is Euclidean.
@@ -556,6 +596,19 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         return [
             {**p, "columns": self.protected_groups_[p["attribute"]]} for p in self.problems_
         ]
+
+
+def _evenly_spaced_subset(member, max_samples):
+    """Indices of at most ``max_samples`` rows, evenly spaced within each class (all if None)."""
+    n = member.size
+    if max_samples is None or n <= max_samples:
+        return np.arange(n)
+    parts = []
+    for cls in (member, ~member):
+        index = np.flatnonzero(cls)
+        take = max(1, int(round(max_samples * index.size / n)))
+        parts.append(index[np.linspace(0, index.size - 1, min(take, index.size)).astype(int)])
+    return np.sort(np.concatenate(parts))
 
 
 def _check_weight(sample_weight, n_samples):

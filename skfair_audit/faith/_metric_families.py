@@ -126,7 +126,7 @@ class ProtectedEuclideanMetric(_LinearMapMetric):
 
         Returns
         -------
-        X_fair : ndarray of shape (n_samples, len(columns_))
+        X_fair : ndarray of shape (n_samples, n_non_protected_columns)
         """
         check_is_fitted(self, "columns_")
         X = validate_data(self, X, reset=False, dtype=np.float64)

@@ -20,6 +20,7 @@ import numpy as np
 from scipy.special import expit
 
 __all__ = [
+    "auc_standard_error",
     "cross_validated_auc",
     "explore_negative_log_likelihood",
     "explore_sigma",
@@ -140,6 +141,31 @@ def weighted_auc(score, positive, negative):
     neg = np.add.reduceat(negative[order], starts)
     below = np.cumsum(neg) - neg
     return float((pos @ below + 0.5 * pos @ neg) / (n_pos * n_neg))
+
+
+def auc_standard_error(auc, n_positive, n_negative):
+    """Standard error of an AUC estimate (Hanley & McNeil 1982).
+
+    Parameters
+    ----------
+    auc : float
+    n_positive, n_negative : int
+        Numbers of positive and negative individuals it was computed on.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    .. [1] J. A. Hanley and B. J. McNeil, "The meaning and use of the area under a receiver
+       operating characteristic (ROC) curve", Radiology 143(1), 1982.
+    """
+    q1 = auc / (2.0 - auc)
+    q2 = 2.0 * auc * auc / (1.0 + auc)
+    variance = (auc * (1.0 - auc) + (n_positive - 1) * (q1 - auc * auc)
+                + (n_negative - 1) * (q2 - auc * auc)) / (n_positive * n_negative)
+    return float(np.sqrt(max(variance, 0.0)))
 
 
 def cross_validated_auc(Z, rows, target, weight, Cs, splits, *, max_iter=100):

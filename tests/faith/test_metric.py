@@ -448,3 +448,45 @@ def test_rare_level_without_cross_validation_is_dropped():
     assert np.isnan(rare["auc"]) and not rare["kept"]
     legacy = SensitiveSubspaceMetric([[0, 1, 2]], **LEGACY).fit(X)
     assert np.isnan(legacy.problems_[0]["auc"]) and legacy.problems_[0]["kept"]
+
+
+def test_cross_validation_subsample_for_large_data(many_levels):
+    X, groups = many_levels
+    full = SensitiveSubspaceMetric(groups, Cs=[0.1, 10.0]).fit(X)
+    sub = SensitiveSubspaceMetric(groups, Cs=[0.1, 10.0], cv_max_samples=600).fit(X)
+    # The AUCs are estimated on 600 of the 1,500 rows: close, not equal.
+    for a, b in zip(full.problems_, sub.problems_, strict=True):
+        assert a["auc"] != b["auc"] and abs(a["auc"] - b["auc"]) < 0.06
+    # The subset is stratified and evenly spaced: its AUC is the CV AUC of those rows.
+    from skfair_audit.faith._metric import _evenly_spaced_subset
+
+    member = X[:, 0] == 1
+    used = _evenly_spaced_subset(member, 600)
+    assert abs(used.size - 600) <= 2 and abs(member[used].mean() - member.mean()) < 0.01
+    on_subset = SensitiveSubspaceMetric(groups, Cs=[0.1, 10.0]).fit(X[used])
+    assert on_subset.problems_[0]["auc"] == pytest.approx(sub.problems_[0]["auc"], abs=0.03)
+
+
+def test_significance_drops_a_level_with_too_few_members():
+    # A rare level that happens to look predictable: its AUC passes min_auc, but with ten
+    # members it is not significantly above 1/2.
+    rng = np.random.default_rng(14)
+    n = 2000
+    level = np.where(rng.random(n) < 0.006, 0, rng.integers(1, 3, n))
+    proxy = rng.normal(size=n) + 0.8 * (level == 1) + 0.5 * (level == 0)
+    X = np.hstack([one_hot(level, 3), proxy[:, None], rng.normal(size=(n, 2))])
+    strict = SensitiveSubspaceMetric([[0, 1, 2]], min_auc=0.55).fit(X)
+    loose = SensitiveSubspaceMetric([[0, 1, 2]], min_auc=0.55, significance=None).fit(X)
+    rare, common = strict.problems_[0], strict.problems_[1]
+    assert rare["n_members"] < 20 and rare["auc"] >= 0.55
+    from scipy.stats import norm
+
+    from skfair_audit.faith._metric_learning import auc_standard_error
+
+    se = auc_standard_error(rare["auc"], rare["n_members"], n - rare["n_members"])
+    assert rare["auc_lower"] == pytest.approx(rare["auc"] - norm.ppf(0.95) * se)
+    assert rare["auc_lower"] <= 0.5 and not rare["kept"]
+    assert loose.problems_[0]["kept"]
+    assert common["auc"] > 0.65 and common["kept"] and loose.problems_[1]["kept"]
+    with pytest.raises(ValueError, match="significance"):
+        SensitiveSubspaceMetric([[0, 1, 2]], significance=0.7).fit(X)

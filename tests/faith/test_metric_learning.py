@@ -222,3 +222,13 @@ def test_within_group_components_match_the_scatter_eigenvectors():
     np.testing.assert_allclose(singular ** 2, eigenvalues[::-1], rtol=1e-10)
     for k in range(4):
         assert abs(components[k] @ eigenvectors[:, 3 - k]) == pytest.approx(1.0, abs=1e-8)
+
+
+@pytest.mark.parametrize("n_pos, n_neg", [(5, 7), (30, 400), (1000, 20)])
+def test_auc_standard_error_at_one_half_is_the_mann_whitney_null_variance(n_pos, n_neg):
+    from skfair_audit.faith._metric_learning import auc_standard_error
+
+    exact = np.sqrt((n_pos + n_neg + 1) / (12 * n_pos * n_neg))
+    assert auc_standard_error(0.5, n_pos, n_neg) == pytest.approx(exact, rel=1e-12)
+    # ... and it shrinks as the AUC moves towards 1 (Hanley & McNeil's binormal-free form).
+    assert auc_standard_error(0.9, n_pos, n_neg) < auc_standard_error(0.5, n_pos, n_neg)
