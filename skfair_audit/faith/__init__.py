@@ -24,7 +24,6 @@ from ._scorer import make_faith_scorer
 from ._solver import TransportProblem, prepare_transport
 
 __all__ = [
-    "BOOTSTRAP_METHODS",
     "CallableMetric",
     "EmpiricalSpace",
     "EuclideanMetric",
@@ -37,7 +36,6 @@ __all__ = [
     "SensitiveSubspaceMetric",
     "SmallSampleWarning",
     "TransportProblem",
-    "check_cost_matrix",
     "count_change_table",
     "faith_audit",
     "forbidden_moves",
