@@ -23,7 +23,7 @@ import argparse
 import json
 import sys
 
-from . import _cli_faith
+from ._cli_faith import add_parser as add_faith_parser
 from ._console import (
     EXIT_ERROR,
     EXIT_PASS,
@@ -180,7 +180,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_demo(sub)
     _add_group(sub)
-    _cli_faith.add_parser(sub)
+    add_faith_parser(sub)
     return parser
 
 

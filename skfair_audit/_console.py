@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import shlex
 import sys
 import time
@@ -11,7 +10,7 @@ import warnings
 from pathlib import Path
 
 from ._io import UserError, first_line
-from .utils import format_value
+from .utils import POSITIVE_INT, PROBABILITY, Interval, format_value
 
 EXIT_PASS = 0
 EXIT_UNFAIR = 1
@@ -95,59 +94,27 @@ def print_table(columns, rows, stream=None):
 
 
 # -- argument types shared by the subcommands ---------------------------------------
-def probability(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
-    return value
+def option_type(convert, constraint):
+    """An argparse type: ``convert`` the text, then check it against a declarative
+    constraint of the library (:mod:`skfair_audit.utils`), with its description as message."""
 
-
-def non_negative(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
-    return value
-
-
-def finite(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return value
-
-
-def positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _target(text):
-    """``overall``, ``constant:<v>`` or ``group:<name>``."""
-    if text == "overall":
-        return "overall"
-    kind, sep, value = text.partition(":")
-    if sep and kind == "constant":
-        return finite(value)
-    if sep and kind == "group" and value:
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not constraint.is_satisfied_by(value):
+            raise argparse.ArgumentTypeError(f"expected {constraint}, got {text!r}")
         return value
-    raise argparse.ArgumentTypeError(
-        f"expected 'overall', 'constant:<number>' or 'group:<name>' (e.g. "
-        f"'group:race=Caucasian'), got {text!r}"
-    )
+
+    parse.__name__ = convert.__name__
+    return parse
+
+
+probability = option_type(float, PROBABILITY)
+non_negative = option_type(float, Interval("real", 0, None))
+finite = option_type(float, Interval("real"))
+positive_int = option_type(int, POSITIVE_INT)
 
 
 def add_common(parser, *, report_default=None):

@@ -166,6 +166,22 @@ def test_group_bad_inputs_are_one_line_errors(capsys, trails, tmp_path):
     assert_one_line_error(code, err, "pos_label")
 
 
+def test_options_carry_the_library_names_and_old_spellings_still_work(capsys, trails):
+    biased, _ = trails
+    common = ("--label", "y", "--prediction", "pred", "--metric", "fpr", "--procedure",
+              "bounds", "--n-resamples", "100", "--quiet", "--json")
+    new = json.loads(run(capsys, "group", biased, *common, "--protected", "race",
+                         "--random-state", "3")[1])
+    old = json.loads(run(capsys, "group", biased, *common, "--groups", "race",
+                         "--seed", "3")[1])
+    assert new == old and new["alternative"] == "two-sided"
+    with pytest.raises(SystemExit):
+        main(["group", "--help"])
+    help_text = capsys.readouterr().out
+    assert "--protected" in help_text and "--random-state" in help_text
+    assert "--groups" not in help_text and "--seed" not in help_text
+
+
 def test_bad_option_values_exit_2(capsys, trails):
     biased, _ = trails
     for bad in (("--alpha", "2"), ("--target", "median"), ("--n-resamples", "0")):

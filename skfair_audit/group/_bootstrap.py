@@ -72,6 +72,19 @@ class ReplicateSums:
         return self.counts.shape[0]
 
 
+def replicate_targets(target_kind, theta_hat, sums, n, reference=None):
+    """The target re-estimated in each replicate, from its per-cell weighted sums ``sums``
+    (total mass ``n``) or, for a reference group, its ``(rows, sum)`` in each replicate."""
+    if target_kind == "constant":
+        return np.full(sums.shape[0], float(theta_hat))
+    if target_kind == "overall":
+        return sums.sum(axis=1) / n
+    size, total = reference
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # a replicate without any reference row keeps the observed target
+        return np.where(size > 0, total / size, theta_hat)
+
+
 @dataclass(frozen=True, eq=False)
 class SufficientStatistics:
     """Rows of the audit sample compressed to atoms ``(cell, in_reference, value, count)``.
@@ -177,17 +190,12 @@ class SufficientStatistics:
         counts = np.atleast_2d(np.asarray(counts, dtype=float))
         n_c = self.cell_sums(counts)
         s_c = self.cell_sums(counts * self.atom_value)
-        if target_kind == "constant":
-            theta = np.full(counts.shape[0], float(theta_hat))
-        elif target_kind == "overall":
-            theta = s_c.sum(axis=1) / self.n
-        else:
+        reference = None
+        if target_kind == "reference":
             ref = self.atom_reference.astype(float)
-            size, total = counts @ ref, counts @ (self.atom_value * ref)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                # a replicate without any reference row keeps the observed target
-                theta = np.where(size > 0, total / size, theta_hat)
-        return ReplicateSums(n_c, s_c, theta)
+            reference = (counts @ ref, counts @ (self.atom_value * ref))
+        return ReplicateSums(n_c, s_c, replicate_targets(target_kind, theta_hat, s_c, self.n,
+                                                         reference))
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,16 +235,12 @@ class PoissonReplicates:
             counts[empty], sums[empty], total[empty] = observed[0], observed[1], n
         counts *= n / total
         sums *= n / total
-        if target_kind == "constant":
-            theta = np.full(counts.shape[0], float(theta_hat))
-        elif target_kind == "overall":
-            theta = sums.sum(axis=1) / n
-        else:
-            size = counts[:, self.reference_cells].sum(axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                theta = np.where(size > 0, sums[:, self.reference_cells].sum(axis=1) / size,
-                                 theta_hat)
-        return ReplicateSums(counts, sums, theta)
+        reference = None
+        if target_kind == "reference":
+            reference = (counts[:, self.reference_cells].sum(axis=1),
+                         sums[:, self.reference_cells].sum(axis=1))
+        return ReplicateSums(counts, sums, replicate_targets(target_kind, theta_hat, sums, n,
+                                                             reference))
 
 
 @dataclass(frozen=True, eq=False)
@@ -455,6 +459,33 @@ def compute_scales(stats, groups, *, kind, p_star, w0, power):
     scales = group_scales(n_g, s_g, s2_g, stats.n, 1.0 if degenerate else sd, kind=kind,
                           p_star=p_star, w0=w0, power=power)
     return scales, degenerate
+
+
+def disparity_range(metric_bounds, target_kind, theta_hat):
+    """The values ε(G) = E[L | G] − θ can take, from the metric's domain [a, b].
+
+    Intersecting a confidence set with the parameter space keeps its coverage: the bounds of a
+    tiny group (valid, but ``c s_G / P_n(G)²`` wide) are clipped to this range, e.g. [−1, 1]
+    for a rate, or [a − θ, b − θ] for a known target θ.
+    """
+    low, high = metric_bounds
+    if target_kind == "constant":
+        return low - theta_hat, high - theta_hat
+    return low - high, high - low
+
+
+def simultaneous_bounds(estimates, scales, frequencies, critical, alternative, value_range):
+    """:math:`\\hat\\epsilon(G) \\mp c\\, s_G / P_n(G)^2`, clipped to ``value_range``, with
+    the side that ``alternative`` does not report open (``∓inf``)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        width = critical * scales / frequencies**2
+    lower = np.maximum(estimates - width, value_range[0])
+    upper = np.minimum(estimates + width, value_range[1])
+    if alternative == "lower":
+        upper = np.full_like(upper, np.inf)
+    elif alternative == "upper":
+        lower = np.full_like(lower, -np.inf)
+    return lower, upper
 
 
 def critical_value(sups, alpha):

@@ -404,12 +404,11 @@ def count_keys(key_of_rows, n_rows, n_keys, *, keep_rows=True):
         counts = counts[keys]
         if not keep_rows:
             return keys, counts, None
-        lookup = compact_codes(np.cumsum(np.bincount(keys, minlength=n_keys) > 0) - 1,
-                               keys.size)
-        row_key = np.empty(n_rows, dtype=lookup.dtype)
+        lookup = np.cumsum(np.bincount(keys, minlength=n_keys) > 0) - 1
+        row_key = raw  # the ranks of the keys fit the keys' dtype: renumber in place
         for start in range(0, n_rows, step):
             row_key[start:start + step] = lookup[raw[start:start + step]]
-        return keys, counts, row_key
+        return keys, counts, compact_codes(row_key, keys.size)
     parts_keys, parts_counts = [], []
     for start in range(0, n_rows, step):
         key = key_of_rows(start, start + step)
@@ -478,7 +477,7 @@ def cell_table(codes, levels):
     return unravel(keys, radices), counts, cell_of_row
 
 
-def intersections(data, attributes=None, *, depth=None, min_size=0, include_all=False):
+def intersections(data, columns=None, *, depth=None, min_size=0, include_all=False):
     """All intersections of categorical attributes, up to ``depth`` attributes at a time.
 
     A group fixes the level of each attribute in a subset of size ``1..depth`` (the others
@@ -489,8 +488,8 @@ def intersections(data, attributes=None, *, depth=None, min_size=0, include_all=
     data : DataFrame, mapping of columns or 2-D array
         The sensitive features of the audit rows (pandas categories keep their order).
         Missing values (``None``, ``NaN``, ``pandas.NA``) are refused.
-    attributes : list, optional
-        Columns to intersect (default: all).
+    columns : list, optional
+        The protected columns of ``data`` to intersect (default: all).
     depth : int, optional
         Maximum number of attributes fixed at once (default: all of them; 1 = marginal
         groups).
@@ -515,12 +514,12 @@ def intersections(data, attributes=None, *, depth=None, min_size=0, include_all=
     >>> g.duplicate_groups
     (('sex=F & age=<25', 'sex=F'), ('sex=M & age=>45', 'age=>45'))
     """
-    columns = _columns(data, attributes)
-    if not columns:
+    selected = _columns(data, columns)
+    if not selected:
         raise ValueError("at least one attribute is needed.")
-    codes, levels = encode_columns(columns)
+    codes, levels = encode_columns(selected)
     cell_codes, cell_rows, cell_of_row = cell_table(codes, levels)
-    return intersection_groups(list(columns), levels, cell_codes, cell_rows, cell_of_row,
+    return intersection_groups(list(selected), levels, cell_codes, cell_rows, cell_of_row,
                                depth=depth, min_size=min_size, include_all=include_all)
 
 

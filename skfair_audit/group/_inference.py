@@ -20,8 +20,10 @@ from ._bootstrap import (
     compute_scales,
     critical_value,
     delta_method_se,
+    disparity_range,
     normal_pvalues,
     run_bootstrap,
+    simultaneous_bounds,
 )
 from ._results import GroupBoundsResult, GroupCertificationResult, GroupFlagResult
 
@@ -50,26 +52,14 @@ def _describe(summary, n_resamples):
             f"({n_resamples} resamples)")
 
 
-def disparity_range(summary):
-    """The values ε(G) = E[L | G] − θ can take, from the metric's domain [a, b].
-
-    Intersecting a confidence set with the parameter space keeps its coverage: the bounds of a
-    tiny group (valid, but ``c s_G / P_n(G)²`` wide) are clipped to this range, e.g. [−1, 1]
-    for a rate, or [a − θ, b − θ] for a known target θ.
-    """
-    low, high = summary.metric.bounds
-    if summary.target_kind == "constant":
-        return low - summary.theta_hat, high - summary.theta_hat
-    return low - high, high - low
-
-
 def certify_bounds(summary, *, alternative, alpha, scale, p_star, w0, n_resamples,
                    batch_size, random_state, n_jobs) -> GroupBoundsResult:
     r"""Simultaneous bounds from the bootstrap suprema of the scaled disparity process.
 
-    ``sups`` has one row per replicate with :math:`\sup_G T_b(G)/s_G` and
+    The suprema of every replicate are :math:`\sup_G T_b(G)/s_G` and
     :math:`\sup_G -T_b(G)/s_G`; the bound of group G is
-    :math:`\hat\epsilon(G) \mp c\, s_G / P_n(G)^2`, clipped to :func:`disparity_range`.
+    :math:`\hat\epsilon(G) \mp c\, s_G / P_n(G)^2`, clipped to the values the disparity can
+    take (:func:`~skfair_audit.group._bootstrap.simultaneous_bounds`).
     """
     scales, degenerate = compute_scales(summary.stats, summary.groups, kind=scale,
                                         p_star=p_star, w0=w0, power=1.5)
@@ -81,17 +71,11 @@ def certify_bounds(summary, *, alternative, alpha, scale, p_star, w0, n_resample
     dist = {"lower": sups[:, 0], "upper": sups[:, 1]}.get(alternative, sups.max(axis=1))
     c = critical_value(dist, alpha)
     active = summary.active
-    p = summary.sizes / summary.n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        width = np.where(active, c * scales / p**2, np.inf)
     est = np.where(active, summary.estimates, np.nan)
-    low_range, high_range = disparity_range(summary)
-    lower = np.where(active, np.maximum(est - width, low_range), -np.inf)
-    upper = np.where(active, np.minimum(est + width, high_range), np.inf)
-    if alternative == "lower":
-        upper = np.full_like(upper, np.inf)
-    elif alternative == "upper":
-        lower = np.full_like(lower, -np.inf)
+    lower, upper = simultaneous_bounds(
+        est, scales, summary.sizes / summary.n, c, alternative,
+        disparity_range(summary.metric.bounds, summary.target_kind, summary.theta_hat))
+    lower, upper = np.where(active, lower, -np.inf), np.where(active, upper, np.inf)
     return GroupBoundsResult(
         names=summary.groups.names, sizes=summary.sizes, estimates=est,
         group_values=summary.group_values, lower=lower, upper=upper, scales=scales,

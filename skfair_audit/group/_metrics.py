@@ -98,22 +98,33 @@ _BINARY = {
     "false_omission_rate": ("pred_neg", "y_pos"),
 }
 
+#: Metrics whose label and prediction are both binary labels.
+BINARY_METRICS = frozenset(_BINARY)
+
 #: Metrics (canonical names) that take a ``pos_label``: the positive label of a model's
 #: output defaults to ``classes_[1]`` for them.
 POS_LABEL_METRICS = frozenset(_BINARY) | {"selection_rate", "calibration", "calibration_residual"}
 
 
-def _binary_events(y, y_pred, pos_label, metric):
-    y_pos, p_pos = _check_binary_pair(y, y_pred, pos_label, metric)
-    return {"y_pos": y_pos, "y_neg": ~y_pos, "pred_pos": p_pos, "pred_neg": ~p_pos}
+def _event(masks, name):
+    """One of ``y_pos``, ``y_neg``, ``pred_pos``, ``pred_neg`` from the positive masks."""
+    mask = masks[0] if name.startswith("y_") else masks[1]
+    return ~mask if name.endswith("_neg") else mask
 
 
 def _binary_value(y, y_pred, *, metric, pos_label):
-    return _binary_events(y, y_pred, pos_label, metric)[_BINARY[metric][1]]
+    return _event(_check_binary_pair(y, y_pred, pos_label, metric), _BINARY[metric][1])
 
 
 def _binary_condition(y, y_pred, *, metric, pos_label):
-    return _binary_events(y, y_pred, pos_label, metric)[_BINARY[metric][0]]
+    return _event(_check_binary_pair(y, y_pred, pos_label, metric), _BINARY[metric][0])
+
+
+def _binary_rows(y, y_pred, *, metric, pos_label):
+    """``(value, condition)`` of a binary metric with one check of the labels."""
+    masks = _check_binary_pair(y, y_pred, pos_label, metric)
+    condition, value = _BINARY[metric]
+    return _event(masks, value), _event(masks, condition)
 
 
 def _selection_value(y, y_pred, *, pos_label):
@@ -234,6 +245,9 @@ class Metric:
         Domain ``(low, high)`` of :math:`L`; values outside raise ``ValueError``.
     params : tuple of (str, object) pairs
         The parameters the metric was built with (immutable; see :attr:`parameters`).
+    joint : callable or None
+        Optional ``joint(y, y_pred) -> (values, condition)``, the same as ``value`` and
+        ``condition`` computed together (one check of the labels for binary metrics).
 
     Examples
     --------
@@ -249,6 +263,7 @@ class Metric:
     condition: Callable | None = None
     bounds: tuple = (-np.inf, np.inf)
     params: tuple = field(default=())
+    joint: Callable | None = field(default=None, repr=False)
 
     @property
     def parameters(self) -> dict:
@@ -301,11 +316,17 @@ class Metric:
         check_no_missing(y_pred, "y_pred")
         check_no_missing(y, "y")
         rows = None
-        if self.condition is not None:
-            rows = np.asarray(self.condition(y, y_pred), dtype=bool)
+        if self.joint is not None:
+            values, rows = self.joint(y, y_pred)
+        else:
+            values = self.value(y, y_pred)
+            if self.condition is not None:
+                rows = self.condition(y, y_pred)
+        if rows is not None:
+            rows = np.asarray(rows, dtype=bool)
             if rows.shape != (y.shape[0],):
                 raise ValueError(f"condition of {self.name!r} must return a mask of shape (n,).")
-        values = np.asarray(self.value(y, y_pred))
+        values = np.asarray(values)
         if values.shape != (y.shape[0],):
             raise ValueError(
                 f"metric {self.name!r} must return one value per row, got shape {values.shape}."
@@ -438,6 +459,7 @@ def get_metric(metric, /, **params) -> Metric:
             partial(_binary_condition, metric=key, pos_label=pos),
             (0.0, 1.0),
             frozen,
+            partial(_binary_rows, metric=key, pos_label=pos),
         )
     if key == "selection_rate":
         _check_params(key, params, {"pos_label"})

@@ -50,8 +50,13 @@ from ._summary import (
 _DATA = {"target": TARGET}
 
 
-@validate_params({**_DATA, "alternative": [Options(ALTERNATIVES["bounds"])],
-                  "alpha": [PROBABILITY], **SCALE_CONSTRAINTS, **BOOTSTRAP_CONSTRAINTS})
+_CERTIFY_BOUNDS_PARAMETERS = {
+    **_DATA, "alternative": [Options(ALTERNATIVES["bounds"])], "alpha": [PROBABILITY],
+    **SCALE_CONSTRAINTS, **BOOTSTRAP_CONSTRAINTS,
+}
+
+
+@validate_params(_CERTIFY_BOUNDS_PARAMETERS)
 def certify_bounds(
     y,
     y_pred,
@@ -142,10 +147,14 @@ def certify_bounds(
         n_jobs=n_jobs)
 
 
-@validate_params({**_DATA, "epsilon0": FINITE,
-                  "alternative": [Options(ALTERNATIVES["threshold"])], "alpha": [PROBABILITY],
-                  "method": [Options(("auto", "kadane", "enumeration"))], **SCALE_CONSTRAINTS,
-                  **BOOTSTRAP_CONSTRAINTS})
+_CERTIFY_THRESHOLD_PARAMETERS = {
+    **_DATA, "epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["threshold"])],
+    "alpha": [PROBABILITY], "method": [Options(("auto", "kadane", "enumeration"))],
+    **SCALE_CONSTRAINTS, **BOOTSTRAP_CONSTRAINTS,
+}
+
+
+@validate_params(_CERTIFY_THRESHOLD_PARAMETERS)
 def certify_threshold(
     y,
     y_pred,
@@ -228,9 +237,13 @@ def certify_threshold(
         random_state=random_state, n_jobs=n_jobs)
 
 
-@validate_params({**_DATA, "epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["flag"])],
-                  "q": [PROBABILITY], "se": [Options(("delta", "bootstrap"))],
-                  **BOOTSTRAP_CONSTRAINTS})
+_FLAG_GROUPS_PARAMETERS = {
+    **_DATA, "epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["flag"])],
+    "q": [PROBABILITY], "se": [Options(("delta", "bootstrap"))], **BOOTSTRAP_CONSTRAINTS,
+}
+
+
+@validate_params(_FLAG_GROUPS_PARAMETERS)
 def flag_groups(
     y,
     y_pred,
@@ -300,12 +313,16 @@ def flag_groups(
         batch_size=batch_size, random_state=random_state, n_jobs=n_jobs)
 
 
-@validate_params({**_DATA, "epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["flag"])],
-                  "q": [PROBABILITY], "test_size": [Interval("real", 0, 1, closed="neither")],
-                  "max_depth": [Interval("integral", 1, None)],
-                  "min_samples_leaf": [None, Interval("integral", 1, None)],
-                  "se": [Options(("delta", "bootstrap"))],
-                  "random_state": BOOTSTRAP_CONSTRAINTS["random_state"]})
+_FLAG_GROUPS_SPLIT_PARAMETERS = {
+    **_DATA, "epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["flag"])],
+    "q": [PROBABILITY], "test_size": [Interval("real", 0, 1, closed="neither")],
+    "max_depth": [Interval("integral", 1, None)],
+    "min_samples_leaf": [None, Interval("integral", 1, None)],
+    "se": [Options(("delta", "bootstrap"))], "random_state": BOOTSTRAP_CONSTRAINTS["random_state"],
+}
+
+
+@validate_params(_FLAG_GROUPS_SPLIT_PARAMETERS)
 def flag_groups_split(
     X,
     y,
@@ -395,8 +412,13 @@ def flag_groups_split(
                        epsilon0=epsilon0, alternative=alternative, q=q, se=se)
 
 
-@validate_params({**_DATA, "alpha": [PROBABILITY], "epsilon0": [None, *FINITE],
-                  **SCALE_CONSTRAINTS, **BOOTSTRAP_CONSTRAINTS})
+_EQUALIZED_ODDS_PARAMETERS = {
+    **_DATA, "alpha": [PROBABILITY], "epsilon0": [None, *FINITE], **SCALE_CONSTRAINTS,
+    **BOOTSTRAP_CONSTRAINTS,
+}
+
+
+@validate_params(_EQUALIZED_ODDS_PARAMETERS)
 def equalized_odds(
     y,
     y_pred,

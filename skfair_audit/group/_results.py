@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..utils import ConfidenceInterval, import_optional
+from ._bootstrap import disparity_range, group_scales, simultaneous_bounds
 from ._protocol import GroupAuditResult, ResultTable, Verdict
 
 
@@ -52,6 +53,12 @@ class _GroupLookup(GroupAuditResult):
 
     def _position(self, group):
         return self.groups.index(group)
+
+    def _own_threshold(self, epsilon0, what):
+        """The verdict of flags and certificates is at the audit's own ``epsilon0``."""
+        if epsilon0 is not None and epsilon0 != self.epsilon0:
+            raise ValueError(f"these {what} are for epsilon0={self.epsilon0:g}.")
+        return np.asarray(self.names, dtype=object)
 
     def _frame(self, columns):
         pd = import_optional("pandas", "build a DataFrame from a result")
@@ -226,18 +233,16 @@ class GroupBoundsResult(_GroupLookup):
         if size == 0:
             return GroupBound("<mask>", 0, float("nan"), -np.inf, np.inf, False)
         vals = summary.stats.atom_value[atoms]
-        p = size / self.n
         est = float(vals.mean() - summary.theta_hat)
         scale, p_star, w0 = self._scaling
-        if scale == "unscaled":
-            s = 1.0
-        else:
-            sd = summary.stats.global_sd() or 1.0
-            lam = 0.0 if np.isinf(w0) else p / (p + w0)
-            s = max(p, p_star) ** 1.5 * (lam * vals.std() + (1 - lam) * sd)
-        width = self.critical_value * s / p**2
-        lower = est - width if self.alternative in ("lower", "two-sided") else -np.inf
-        upper = est + width if self.alternative in ("upper", "two-sided") else np.inf
+        sd = summary.stats.global_sd() or 1.0
+        s = group_scales(np.array([size]), np.array([vals.sum()]), np.array([(vals**2).sum()]),
+                         self.n, sd, kind=scale, p_star=p_star, w0=w0)
+        lower, upper = simultaneous_bounds(
+            np.array([est]), s, np.array([size / self.n]), self.critical_value,
+            self.alternative,
+            disparity_range(summary.metric.bounds, summary.target_kind, summary.theta_hat))
+        lower, upper = lower[0], upper[0]
         return GroupBound("<mask>", size, est, float(lower), float(upper), False)
 
     def to_frame(self):
@@ -278,7 +283,7 @@ class GroupBoundsResult(_GroupLookup):
         """Without ``epsilon0`` the bounds are descriptive; with it, some non-empty group
         fails when its bound does not certify the requested side of ``epsilon0``
         (``"lower"``: lower bound > ε0; ``"upper"``: upper bound < ε0; ``"two-sided"``:
-        −|ε0| < lower and upper < |ε0|).
+        :math:`-|\\epsilon_0| <` lower and upper :math:`< |\\epsilon_0|`).
 
         Parameters
         ----------
@@ -457,10 +462,9 @@ class GroupCertificationResult(_GroupLookup):
         -------
         Verdict
         """
-        if epsilon0 is not None and epsilon0 != self.epsilon0:
-            raise ValueError(f"these certificates are for epsilon0={self.epsilon0:g}.")
+        names = self._own_threshold(epsilon0, "certificates")
         active = self.active
-        failing = tuple(np.asarray(self.names, dtype=object)[active & ~self.certified].tolist())
+        failing = tuple(names[active & ~self.certified].tolist())
         return Verdict(
             bool(failing), True,
             "some groups not certified" if failing else "every group certified",
@@ -612,9 +616,7 @@ class GroupFlagResult(_GroupLookup):
         -------
         Verdict
         """
-        if epsilon0 is not None and epsilon0 != self.epsilon0:
-            raise ValueError(f"these flags are for epsilon0={self.epsilon0:g}.")
-        flagged = tuple(np.asarray(self.names, dtype=object)[self.flagged].tolist())
+        flagged = tuple(self._own_threshold(epsilon0, "flags")[self.flagged].tolist())
         return Verdict(
             bool(flagged), True,
             "at least one group flagged" if flagged else "no group flagged",

@@ -287,11 +287,16 @@ class _RKHSStatistic:
                                   replicates.counts, replicates.sums, replicates.theta, self.n)
 
 
-@validate_params({"bandwidth": [Interval("real", 0, None, closed="neither")],
-                  "target": [Interval("real"), Options(("overall",))],
-                  "alternative": [Options(ALTERNATIVES["bounds"])], "alpha": [PROBABILITY],
-                  "max_rank": [None, Interval("integral", 1, None)],
-                  "tol": [Interval("real", 0, None)], **BOOTSTRAP_CONSTRAINTS})
+_RKHS_TILT_BOUNDS_PARAMETERS = {
+    "bandwidth": [Interval("real", 0, None, closed="neither")],
+    "target": [Interval("real"), Options(("overall",))],
+    "alternative": [Options(ALTERNATIVES["bounds"])], "alpha": [PROBABILITY],
+    "max_rank": [None, Interval("integral", 1, None)], "tol": [Interval("real", 0, None)],
+    **BOOTSTRAP_CONSTRAINTS,
+}
+
+
+@validate_params(_RKHS_TILT_BOUNDS_PARAMETERS)
 def rkhs_tilt_bounds(
     X,
     y,

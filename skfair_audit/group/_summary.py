@@ -61,7 +61,7 @@ from ._collections import (
     mixed_radix,
     unravel,
 )
-from ._metrics import Metric, as_array, get_metric
+from ._metrics import BINARY_METRICS, Metric, as_array, get_metric
 
 #: Above this many distinct atoms a partitioned trail switches to the Poisson bootstrap.
 MAX_ATOMS = 1 << 18
@@ -86,7 +86,7 @@ BOOTSTRAP_CONSTRAINTS = {
 SCALE_CONSTRAINTS = {
     "scale": [Options(("rescaled", "unscaled"))],
     "p_star": [Interval("real", 0, 1)],
-    "w0": [Interval("real", 0, None, closed="right")],
+    "w0": [Interval("real", 0, None, closed="right", allow_inf=True)],
 }
 TARGET = [Interval("real"), Options(("overall",)), ARRAY_LIKE]
 FINITE = [Interval("real")]
@@ -223,6 +223,9 @@ class TrailSummary:
         Per-cell sums ``(weights, weighted)`` of Poisson row weights, shape
         ``(n_resamples, n_cells)`` each (the Poisson pass of a continuous metric).
     max_atoms : int
+    label_levels : (tuple, tuple)
+        Distinct values of the label and the prediction columns (1-D ones): the labels are
+        checked on the whole trail at the driver, as the in-memory audit checks them.
     """
 
     columns: tuple
@@ -237,6 +240,7 @@ class TrailSummary:
     n_rows: int
     replicates: tuple | None = None
     max_atoms: int = MAX_ATOMS
+    label_levels: tuple = ((), ())
 
     @property
     def has_atoms(self) -> bool:
@@ -283,7 +287,12 @@ class TrailSummary:
             return (empty, np.zeros(0, np.intp), np.zeros(0), np.zeros(0, bool)) if (
                 keep_rows) else empty
         codes, levels = encode_columns({c: frame[c] for c in protected})
-        values, rows = metric.row_values(frame[label].to_numpy(), frame[prediction].to_numpy())
+        y, y_pred = frame[label].to_numpy(), frame[prediction].to_numpy()
+        values, rows = metric.row_values(y, y_pred)
+        label_levels = ((), ())
+        if metric.name in BINARY_METRICS:  # labels on both sides: few distinct values
+            label_levels = tuple(tuple(encode_categories(v, name)[1])
+                                 for v, name in ((y, label), (y_pred, prediction)))
         radices = [max(len(lv), 1) for lv in levels]
         counted = count_atoms(codes, radices, values, rows, keep_rows=keep_rows)
         summary = cls(
@@ -291,7 +300,7 @@ class TrailSummary:
             categorical=categorical, cell_codes=unravel(counted["cell_keys"], radices),
             cell_rows=counted["cell_rows"], atom_cell=counted["atom_cell"],
             atom_value=counted["atom_value"], atom_count=counted["atom_count"], moments=None,
-            n_rows=len(frame), max_atoms=max_atoms,
+            n_rows=len(frame), max_atoms=max_atoms, label_levels=label_levels,
         )._limit()
         if keep_rows:
             return summary, counted["cell_of_row"], values, rows
@@ -302,7 +311,7 @@ class TrailSummary:
         z = np.zeros(0, dtype=np.int64)
         return cls(tuple(columns), tuple(levels), tuple(categorical),
                    np.zeros((0, len(columns)), np.int64), z, z.astype(np.intp), z.astype(float),
-                   z, None, 0, max_atoms=max_atoms)
+                   z, None, 0, max_atoms=max_atoms, label_levels=((), ()))
 
     def _limit(self):
         """Drop the atoms for the per-cell moments when there are too many of them."""
@@ -418,12 +427,15 @@ class TrailSummary:
                     weights[:, where] += r[0]
                     weighted[:, where] += r[1]
             replicates = (weights, weighted)
+        label_levels = tuple(
+            tuple(sorted_levels({v for p in parts for v in p.label_levels[k]}))
+            for k in range(2))
         return cls(
             columns=columns, levels=levels, categorical=tuple(c for _, c in merged),
             cell_codes=unravel(keys, radices), cell_rows=rows, atom_cell=atom_cell,
             atom_value=values, atom_count=counts, moments=merged_moments,
             n_rows=sum(p.n_rows for p in parts), replicates=replicates,
-            max_atoms=parts[0].max_atoms,
+            max_atoms=parts[0].max_atoms, label_levels=label_levels,
         )._limit()
 
 
@@ -465,6 +477,27 @@ def _reference_cells(target, collection):
     return collection.cell_membership[:, j]
 
 
+def _check_labels(metric, label_levels):
+    """The metric's checks of the labels on the labels of the whole trail.
+
+    Each partition checked its own labels; two partitions may still disagree (``{0, 1}`` and
+    ``{-1, 1}``, or two different negative labels): evaluate the metric on every label of the
+    trail, so that the partitioned audit refuses what the in-memory one refuses.
+    """
+    y_levels, p_levels = (list(levels) for levels in label_levels)
+    if not y_levels or not p_levels:
+        return
+    size = max(len(y_levels), len(p_levels))
+    pad = [y_levels[k % len(y_levels)] for k in range(size)]
+    pred = [p_levels[k % len(p_levels)] for k in range(size)]
+    try:
+        metric.row_values(np.array(pad, dtype=object), np.array(pred, dtype=object))
+    except ValueError as exc:
+        message = str(exc)
+        if "label" in message:  # other errors (domains of values) were checked per row
+            raise ValueError(f"across the partitions of the trail: {message}") from None
+
+
 def _single_row_warning(sizes):
     if np.any(sizes == 1):
         warnings.warn(
@@ -474,6 +507,22 @@ def _single_row_warning(sizes):
             DegenerateBootstrapWarning,
             stacklevel=user_stacklevel(),
         )
+
+
+# The declared parameters of the procedures (checked at entry by ``validate_params``).
+_CERTIFY_BOUNDS_PARAMETERS = {
+    "alternative": [Options(ALTERNATIVES["bounds"])], "alpha": [PROBABILITY],
+    **SCALE_CONSTRAINTS, **BOOTSTRAP_CONSTRAINTS,
+}
+_CERTIFY_THRESHOLD_PARAMETERS = {
+    "epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["threshold"])],
+    "alpha": [PROBABILITY], "method": [Options(("auto", "kadane", "enumeration"))],
+    **SCALE_CONSTRAINTS, **BOOTSTRAP_CONSTRAINTS,
+}
+_FLAG_GROUPS_PARAMETERS = {
+    "epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["flag"])], "q": [PROBABILITY],
+    "se": [Options(("delta", "bootstrap"))], **BOOTSTRAP_CONSTRAINTS,
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -648,6 +697,7 @@ class AuditSummary:
         """
         if not trail.cell_rows.size:
             raise ValueError("the audit trail has no rows.")
+        _check_labels(metric, trail.label_levels)
         collection = intersection_groups(list(trail.columns), trail.levels, trail.cell_codes,
                                          trail.cell_rows, None, depth=depth,
                                          min_size=min_size, include_all=include_all)
@@ -735,8 +785,7 @@ class AuditSummary:
         return summary
 
     # -- procedures --------------------------------------------------------------------
-    @validate_params({"alternative": [Options(ALTERNATIVES["bounds"])],
-                      "alpha": [PROBABILITY], **SCALE_CONSTRAINTS, **BOOTSTRAP_CONSTRAINTS})
+    @validate_params(_CERTIFY_BOUNDS_PARAMETERS)
     def certify_bounds(self, *, alternative="two-sided", alpha=0.1, scale="rescaled",
                        p_star=0.01, w0=np.inf, n_resamples=1000, batch_size=None,
                        random_state=None, n_jobs=None):
@@ -763,10 +812,7 @@ class AuditSummary:
             n_resamples=n_resamples, batch_size=batch_size, random_state=random_state,
             n_jobs=n_jobs)
 
-    @validate_params({"epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["threshold"])],
-                      "alpha": [PROBABILITY],
-                      "method": [Options(("auto", "kadane", "enumeration"))],
-                      **SCALE_CONSTRAINTS, **BOOTSTRAP_CONSTRAINTS})
+    @validate_params(_CERTIFY_THRESHOLD_PARAMETERS)
     def certify_threshold(self, *, epsilon0, alternative="greater", alpha=0.1,
                           scale="rescaled", p_star=0.01, w0=np.inf, method="auto",
                           n_resamples=1000, batch_size=None, random_state=None, n_jobs=None):
@@ -794,9 +840,7 @@ class AuditSummary:
             p_star=p_star, w0=w0, method=method, n_resamples=n_resamples,
             batch_size=batch_size, random_state=random_state, n_jobs=n_jobs)
 
-    @validate_params({"epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["flag"])],
-                      "q": [PROBABILITY], "se": [Options(("delta", "bootstrap"))],
-                      **BOOTSTRAP_CONSTRAINTS})
+    @validate_params(_FLAG_GROUPS_PARAMETERS)
     def flag_groups(self, *, epsilon0=0.0, alternative="greater", q=0.1, se="delta",
                     n_resamples=1000, batch_size=None, random_state=None, n_jobs=None):
         """Benjamini–Hochberg flags of the groups whose disparity passes ``epsilon0``.

@@ -254,7 +254,12 @@ _BOOTSTRAP = {
 }
 
 
-@validate_params({**_TRAIL, **_BOOTSTRAP, "fan_in": [Interval("integral", 2, None)]})
+_SUMMARIZE_TRAIL_PARAMETERS = {
+    **_TRAIL, **_BOOTSTRAP, "fan_in": [Interval("integral", 2, None)],
+}
+
+
+@validate_params(_SUMMARIZE_TRAIL_PARAMETERS)
 def summarize_trail(trail, *, label, prediction, protected, metric, target="overall",
                     pos_label=None, depth=None, include_all=False, min_size=0,
                     bootstrap="auto", max_atoms=MAX_ATOMS, row_key=None, n_resamples=None,
@@ -368,7 +373,12 @@ def summarize_trail(trail, *, label, prediction, protected, metric, target="over
                                    source="partitioned trail (Poisson replicates)")
 
 
-@validate_params({**_TRAIL, **_BOOTSTRAP, "alpha": [PROBABILITY]})
+_PARTITIONED_CERTIFY_BOUNDS_PARAMETERS = {
+    **_TRAIL, **_BOOTSTRAP, "alpha": [PROBABILITY],
+}
+
+
+@validate_params(_PARTITIONED_CERTIFY_BOUNDS_PARAMETERS)
 def partitioned_certify_bounds(
     trail,
     *,
@@ -474,8 +484,12 @@ def partitioned_certify_bounds(
         random_state=random_state)
 
 
-@validate_params({**{k: v for k, v in _TRAIL.items() if k != "row_key"},
-                  "q": [PROBABILITY]})
+_PARTITIONED_FLAG_GROUPS_PARAMETERS = {
+    **{k: v for k, v in _TRAIL.items() if k != "row_key"}, "q": [PROBABILITY],
+}
+
+
+@validate_params(_PARTITIONED_FLAG_GROUPS_PARAMETERS)
 def partitioned_flag_groups(
     trail,
     *,

@@ -93,11 +93,9 @@ def check_no_missing(values, what: str) -> None:
 
 def _categorical_codes(values):
     """(codes, categories) of a pandas categorical Series / Categorical, else None."""
-    cat = getattr(values, "cat", None)
-    if cat is not None and hasattr(cat, "codes"):
-        return cat.codes.to_numpy(), list(cat.categories.tolist())
-    if hasattr(values, "codes") and hasattr(values, "categories"):
-        return np.asarray(values.codes), list(values.categories.tolist())
+    array = getattr(values, "array", values)  # a Series' Categorical: its codes are a view
+    if hasattr(array, "codes") and hasattr(array, "categories"):
+        return np.asarray(array.codes), list(array.categories.tolist())
     return None
 
 
@@ -214,15 +212,16 @@ def encode_categories(values, what: str = "values"):
         return compact_codes(codes, len(levels)), levels
     if hasattr(values, "to_numpy") and hasattr(values, "dtype"):
         pd = sys.modules.get("pandas")
-        arr = values.to_numpy()
-        if pd is not None and arr.dtype.kind not in "iub":
+        numeric = isinstance(values.dtype, np.dtype) and values.dtype.kind in "iub"
+        if pd is not None and not numeric:
+            # hash the column where it lives (never materialise Python objects per row)
             codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=True)
             if (codes < 0).any():
                 raise _missing_error(what, int((codes < 0).sum()))
             uniques = uniques.tolist() if hasattr(uniques, "tolist") else list(uniques)
             codes, levels = _sort_codes(codes, uniques)
             return compact_codes(codes, len(levels)), levels
-        values = arr
+        values = values.to_numpy()
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise ValueError(f"{what} must be one-dimensional, got shape {arr.shape}.")

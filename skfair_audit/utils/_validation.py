@@ -44,13 +44,14 @@ class Interval(Constraint):
     """Numbers (``"real"``, ``"integral"``) in ``[left, right]`` (``None``: unbounded).
 
     ``closed`` is ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. Real numbers must be
-    finite unless an unbounded side is closed (``right=None, closed="both"`` admits ``inf``).
+    finite unless ``allow_inf`` (then an unbounded side admits the infinity).
     """
 
     kind: str
     left: float | None = None
     right: float | None = None
     closed: str = "both"
+    allow_inf: bool = False
 
     def is_satisfied_by(self, value) -> bool:
         if isinstance(value, bool):
@@ -58,35 +59,39 @@ class Interval(Constraint):
         if self.kind == "integral":
             if not isinstance(value, numbers.Integral):
                 return False
-        elif not isinstance(value, numbers.Real):
-            return False
-        value = float(value) if self.kind == "real" else int(value)
-        if isinstance(value, float) and math.isnan(value):
-            return False
+            value = int(value)
+        else:
+            if not isinstance(value, numbers.Real):
+                return False
+            value = float(value)
+            if math.isnan(value) or (math.isinf(value) and not self.allow_inf):
+                return False
         low_closed = self.closed in ("both", "left")
         high_closed = self.closed in ("both", "right")
-        if self.left is None:
-            if value == -math.inf and not low_closed:
-                return False
-        elif value < self.left or (value == self.left and not low_closed):
+        if self.left is not None and (value < self.left or (value == self.left
+                                                            and not low_closed)):
             return False
-        if self.right is None:
-            if value == math.inf and not high_closed:
-                return False
-        elif value > self.right or (value == self.right and not high_closed):
+        if self.right is not None and (value > self.right or (value == self.right
+                                                              and not high_closed)):
+            return False
+        if math.isinf(value) and ((value > 0 and self.right is not None)
+                                  or (value < 0 and self.left is not None)):
             return False
         return True
 
     @property
     def description(self):
-        noun = "an integer" if self.kind == "integral" else "a number"
+        noun = "an integer" if self.kind == "integral" else (
+            "a number" if self.allow_inf else "a finite number")
         if self.left is None and self.right is None:
-            return noun if self.kind == "integral" else "a finite number"
+            return noun
+        if self.kind == "real" and not self.allow_inf:
+            noun = "a number"
         if self.right is None:
             sign = ">=" if self.closed in ("both", "left") else ">"
             if self.kind == "integral" and sign == ">=" and self.left in (0, 1):
                 return "a positive integer" if self.left == 1 else "a non-negative integer"
-            return f"{noun} {sign} {self.left:g}"
+            return f"{noun} {sign} {self.left:g}" + (" (inf allowed)" if self.allow_inf else "")
         if self.left is None:
             sign = "<=" if self.closed in ("both", "right") else "<"
             return f"{noun} {sign} {self.right:g}"

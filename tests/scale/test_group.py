@@ -379,3 +379,17 @@ def test_importing_the_library_does_not_import_dask():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_labels_are_checked_across_partitions_as_in_memory():
+    # each partition alone has valid binary labels; together they have two negative labels
+    frame = _trail(seed=12)
+    first = frame.iloc[:3000]
+    second = frame.iloc[3000:].assign(y=lambda f: np.where(f.y == 0, -1, 1),
+                                      y_pred=lambda f: np.where(f.y_pred == 0, -1, 1))
+    with pytest.raises(ValueError, match="across the partitions.*not in"):
+        partitioned_certify_bounds([first, second], label="y", prediction="y_pred",
+                                   protected=ATTRS, metric="fpr", n_resamples=10)
+    with pytest.raises(ValueError, match="not in"):
+        certify_bounds(pd.concat([first, second]).y, pd.concat([first, second]).y_pred,
+                       pd.concat([first, second])[ATTRS], metric="fpr", n_resamples=10)
