@@ -382,3 +382,23 @@ def test_bounds_are_clipped_to_the_range_of_the_disparity():
                            alternative="two-sided", scale="unscaled", n_resamples=200,
                            random_state=0)
     assert known.lower[c] == -0.5 and known.upper[c] == 0.5
+
+
+def test_flags_equal_the_benjamini_hochberg_step_up_definition():
+    # flagged = the k* smallest p-values, k* the largest k with p_(k) <= q k / m
+    rng = np.random.default_rng(11)
+    g = rng.choice([f"g{k}" for k in range(30)], 6000)
+    shift = np.where(np.isin(g, ["g1", "g2", "g3", "g4", "g5"]), 0.06, 0.0)
+    shift = np.where(np.isin(g, ["g6", "g7"]), 0.15, shift)
+    y = np.zeros(6000, dtype=int)
+    y_pred = (rng.random(6000) < 0.2 + shift).astype(int)
+    for q in (0.05, 0.2):
+        res = flag_groups(y, y_pred, {"g": g}, metric="fpr", epsilon0=0.0, q=q)
+        p = np.sort(res.pvalues)
+        m = p.size
+        below = np.flatnonzero(p <= q * np.arange(1, m + 1) / m)
+        k = below.max() + 1 if below.size else 0
+        assert res.flagged.sum() == k
+        assert set(np.flatnonzero(res.flagged)) == set(np.argsort(res.pvalues,
+                                                                  kind="stable")[:k])
+    assert 0 < res.flagged.sum() < m
