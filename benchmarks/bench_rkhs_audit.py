@@ -65,7 +65,8 @@ from bench_conformal_coverage import (  # noqa: E402
     versions,
 )
 
-from skfair_audit.group import gaussian_kernel, get_metric, rkhs_tilt_bounds  # noqa: E402
+from skfair_audit.group import get_metric, rkhs_tilt_bounds  # noqa: E402
+from skfair_audit.group._rkhs import gaussian_kernel  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.1

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 
+from .utils import seed_sequence
+
 __all__ = [
     "MultinomialCounts",
     "HypergeometricCounts",
@@ -34,38 +36,6 @@ __all__ = [
 
 #: Default memory budget of one batch, in array elements (32 MiB of float64).
 MAX_BATCH_ELEMENTS = 2**22
-
-
-def seed_sequence(random_state) -> np.random.SeedSequence:
-    """Turn a scikit-learn style ``random_state`` into a :class:`~numpy.random.SeedSequence`.
-
-    Parameters
-    ----------
-    random_state : None, int, numpy.random.RandomState, numpy.random.Generator or SeedSequence
-        ``None`` draws fresh OS entropy. An int gives a reproducible sequence. A
-        ``RandomState``/``Generator`` is advanced by one draw, so that successive calls with
-        the same instance give different (but reproducible) sequences, as in scikit-learn.
-
-    Returns
-    -------
-    numpy.random.SeedSequence
-    """
-    if random_state is None:
-        return np.random.SeedSequence()
-    if isinstance(random_state, np.random.SeedSequence):
-        return random_state
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"random_state must be non-negative, got {random_state}.")
-        return np.random.SeedSequence(int(random_state))
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.SeedSequence(int(random_state.randint(0, 2**31 - 1)))
-    if isinstance(random_state, np.random.Generator):
-        return np.random.SeedSequence(int(random_state.integers(0, 2**63 - 1)))
-    raise ValueError(
-        "random_state must be None, an int, a numpy RandomState/Generator or a SeedSequence; "
-        f"got {random_state!r}."
-    )
 
 
 def default_batch_size(width: int, max_elements: int = MAX_BATCH_ELEMENTS) -> int:

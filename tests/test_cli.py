@@ -15,15 +15,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 
-from skfair_audit._cli import (
-    DEFAULT_TRUSTED_TYPES,
-    EXIT_ERROR,
-    EXIT_PASS,
-    EXIT_UNFAIR,
-    UserError,
-    load_model,
-    main,
-)
+from skfair_audit._cli import EXIT_ERROR, EXIT_PASS, EXIT_UNFAIR, main
+from skfair_audit._io import DEFAULT_TRUSTED_TYPES, UserError, load_model
 
 HAS_PYARROW = importlib.util.find_spec("pyarrow") is not None
 HAS_SKOPS = importlib.util.find_spec("skops") is not None
@@ -67,7 +60,7 @@ def trails(tmp_path_factory):
     return biased, fair
 
 
-GROUP = ("--label", "y", "--prediction", "pred", "--groups", "race", "sex", "--quiet")
+GROUP = ("--label", "y", "--prediction", "pred", "--protected", "race", "sex", "--quiet")
 
 
 def test_group_flag_exit_codes_and_json(capsys, trails):
@@ -110,7 +103,7 @@ def test_group_score_threshold_target_and_report(capsys, trails, tmp_path):
     report = tmp_path / "group.html"
     code, out, err = run(
         capsys, "group", biased, "--label", "y", "--score", "score", "--threshold", "0.5",
-        "--groups", "race", "--metric", "fpr", "--target", "group:race=a",
+        "--protected", "race", "--metric", "fpr", "--target", "group:race=a",
         "--procedure", "bounds", "--alternative", "lower", "--n-resamples", "200",
         "--json", "--report", report,
     )
@@ -148,10 +141,10 @@ def test_parquet_without_pyarrow_says_how_to_install(capsys, tmp_path, monkeypat
 def test_group_bad_inputs_are_one_line_errors(capsys, trails, tmp_path):
     biased, _ = trails
     code, _, err = run(capsys, "group", biased, "--label", "outcome", "--prediction", "pred",
-                       "--groups", "race")
+                       "--protected", "race")
     assert_one_line_error(code, err, "--label", "'outcome' not found", "y, pred, score, race")
     code, _, err = run(capsys, "group", biased, "--label", "y", "--prediction", "pred",
-                       "--groups", "race", "ethnicity")
+                       "--protected", "race", "ethnicity")
     assert_one_line_error(code, err, "'ethnicity' not found")
     code, _, err = run(capsys, "group", tmp_path / "missing.csv", *GROUP)
     assert_one_line_error(code, err, "missing.csv", "no such file")
@@ -161,7 +154,7 @@ def test_group_bad_inputs_are_one_line_errors(capsys, trails, tmp_path):
     assert_one_line_error(code, err, "cannot read")
     # wrong type: a text column as scores
     code, _, err = run(capsys, "group", biased, "--label", "y", "--score", "note",
-                       "--threshold", "0.5", "--groups", "race")
+                       "--threshold", "0.5", "--protected", "race")
     assert_one_line_error(code, err, "'note' must hold numbers")
     code, _, err = run(capsys, "group", biased, *GROUP, "--target", "group:race=z")
     assert_one_line_error(code, err, "race=z")
@@ -169,8 +162,24 @@ def test_group_bad_inputs_are_one_line_errors(capsys, trails, tmp_path):
                        "--alternative", "within")
     assert_one_line_error(code, err, "--alternative", "greater, less, two-sided")
     code, _, err = run(capsys, "group", biased, "--label", "race", "--prediction", "sex",
-                       "--groups", "note", "--metric", "fpr")
+                       "--protected", "note", "--metric", "fpr")
     assert_one_line_error(code, err, "pos_label")
+
+
+def test_options_carry_the_library_names_and_old_spellings_still_work(capsys, trails):
+    biased, _ = trails
+    common = ("--label", "y", "--prediction", "pred", "--metric", "fpr", "--procedure",
+              "bounds", "--n-resamples", "100", "--quiet", "--json")
+    new = json.loads(run(capsys, "group", biased, *common, "--protected", "race",
+                         "--random-state", "3")[1])
+    old = json.loads(run(capsys, "group", biased, *common, "--groups", "race",
+                         "--seed", "3")[1])
+    assert new == old and new["alternative"] == "two-sided"
+    with pytest.raises(SystemExit):
+        main(["group", "--help"])
+    help_text = capsys.readouterr().out
+    assert "--protected" in help_text and "--random-state" in help_text
+    assert "--groups" not in help_text and "--seed" not in help_text
 
 
 def test_bad_option_values_exit_2(capsys, trails):
@@ -185,7 +194,7 @@ def test_bad_option_values_exit_2(capsys, trails):
 
 def test_help_is_self_explanatory(capsys):
     for command, needles in {
-        "group": ("--label", "--prediction", "--score", "--threshold", "--groups", "--metric",
+        "group": ("--label", "--prediction", "--score", "--threshold", "--protected", "--metric",
                   "--target", "--procedure", "--alpha", "--q", "Exit codes", "flag"),
         "faith": ("--model", "--features", "--protected", "--epsilon", "--delta", "--trust",
                   "--unsafe-pickle", "skops", "Exit codes"),

@@ -36,7 +36,6 @@ from ._sensitivity import FaithSensitivityResult, faith_sensitivity
 from ._solver import TransportProblem, prepare_transport
 
 __all__ = [
-    "BOOTSTRAP_METHODS",
     "CallableMetric",
     "DegenerateMetricWarning",
     "EmpiricalSpace",
@@ -55,7 +54,6 @@ __all__ = [
     "SensitiveSubspaceMetric",
     "SmallSampleWarning",
     "TransportProblem",
-    "check_cost_matrix",
     "count_change_table",
     "faith_audit",
     "faith_sensitivity",

@@ -288,6 +288,17 @@ def gaussianity_diagnostic(root):
     Returns D'Agostino–Pearson's normality p-value (:func:`scipy.stats.normaltest`) and the
     sample skewness. A tiny p-value together with a visible skew suggests that ψ is not
     differentiable at f* (non-unique dual optimum) and that Efron's bootstrap fails there.
+
+    Parameters
+    ----------
+    root : array-like of shape (n_resamples,)
+        The bootstrap root (e.g. ``FaithResult.bootstrap_distribution``).
+
+    Returns
+    -------
+    pvalue : float
+        NaN with fewer than 20 replicates or a constant root.
+    skewness : float
     """
     root = np.asarray(root, dtype=float)
     if root.size < 20 or np.ptp(root) == 0:

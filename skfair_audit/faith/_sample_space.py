@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..utils import import_optional
+from ..utils import import_optional, level_codes, missing_mask
 
 __all__ = ["EmpiricalSpace", "GridSpace", "forbidden_moves"]
 
@@ -35,25 +35,6 @@ __all__ = ["EmpiricalSpace", "GridSpace", "forbidden_moves"]
 # --------------------------------------------------------------------------- input helpers
 def _is_dataframe(X):
     return hasattr(X, "columns") and hasattr(X, "iloc")
-
-
-def _is_missing_scalar(value):
-    if value is None:
-        return True
-    try:
-        return bool(value != value)  # NaN, NaT
-    except (TypeError, ValueError):  # pandas.NA refuses to be a bool
-        return True
-
-
-def _missing_mask(values):
-    if values.dtype.kind == "f" or values.dtype.kind == "c":
-        return np.isnan(values)
-    if values.dtype.kind in "mM":
-        return np.isnat(values)
-    if values.dtype == object:
-        return np.fromiter((_is_missing_scalar(v) for v in values), bool, count=values.size)
-    return np.zeros(values.shape, dtype=bool)
 
 
 def _as_2d_array(X, name="X"):
@@ -75,7 +56,7 @@ def _check_rows(X, y):
         raise ValueError(f"y must be 1-D, got shape {np.asarray(y).shape}.")
     if y.shape[0] != n:
         raise ValueError(f"X has {n} rows but y has {y.shape[0]} entries.")
-    if _missing_mask(y).any():
+    if missing_mask(y).any():
         raise ValueError("y contains missing values (NaN/None).")
     return y
 
@@ -101,38 +82,6 @@ def _column(X, feature, input_type):
     return X[:, feature]
 
 
-def _unique_inverse(values):
-    """Distinct values and the inverse map; falls back to hashing for unsortable objects."""
-    try:
-        return np.unique(values, return_inverse=True)
-    except TypeError:
-        lookup = {}
-        inverse = np.fromiter(
-            (lookup.setdefault(v, len(lookup)) for v in values), np.intp, count=values.size
-        )
-        uniques = np.empty(len(lookup), dtype=object)
-        uniques[:] = list(lookup)
-        return uniques, inverse
-
-
-def _level_codes(values, levels, what):
-    """Index of each value in ``levels``; ValueError naming ``what`` and the unknown values."""
-    missing = _missing_mask(values)
-    if missing.any():
-        raise ValueError(f"{what} has {int(missing.sum())} missing values (NaN/None).")
-    uniques, inverse = _unique_inverse(values)
-    lookup = {level: i for i, level in enumerate(levels)}
-    unique_codes = np.array([lookup.get(u, -1) for u in uniques], dtype=np.intp)
-    unknown = uniques[unique_codes < 0]
-    if unknown.size:
-        shown = ", ".join(repr(u) for u in unknown[:10]) + (" ..." if unknown.size > 10 else "")
-        raise ValueError(
-            f"{what} has values that are not levels of the sample space: {shown}; "
-            f"its levels are {list(levels)!r}."
-        )
-    return unique_codes[inverse]
-
-
 def _as_levels(values, what):
     """Levels as a 1-D array (strings kept as Python objects); must be distinct and non-empty."""
     levels = np.asarray(list(values) if not isinstance(values, np.ndarray) else values)
@@ -140,7 +89,7 @@ def _as_levels(values, what):
         levels = levels.astype(object)
     if levels.ndim != 1 or levels.size == 0:
         raise ValueError(f"{what} must be a non-empty 1-D list of levels, got {values!r}.")
-    if _missing_mask(levels).any():
+    if missing_mask(levels).any():
         raise ValueError(f"{what} contains a missing value (NaN/None).")
     if len({*levels.tolist()}) != levels.size:
         raise ValueError(f"{what} contains duplicate levels: {levels.tolist()!r}.")
@@ -230,7 +179,7 @@ class _CellSpace:
     def label_codes(self, y):
         """Index of each label of ``y`` in ``classes``; ValueError for an unknown label."""
         y = np.asarray(y).ravel()
-        return _level_codes(y, self.classes, "the label y")
+        return level_codes(y, self.classes, "the label y")
 
     def cell_index(self, X, y):
         """Cell of each row.
@@ -602,7 +551,7 @@ class GridSpace(_CellSpace):
         for name in names:
             values = _column(X, name, input_type)
             what = f"feature {name!r}"
-            if _missing_mask(values).any():
+            if missing_mask(values).any():
                 raise ValueError(f"{what} has missing values (NaN/None); drop or impute them.")
             if values.dtype.kind == "f" and not np.all(np.isfinite(values)):
                 raise ValueError(f"{what} has infinite values.")
@@ -610,7 +559,7 @@ class GridSpace(_CellSpace):
             dtypes.append(dtype)
             if name in categories:
                 levels.append(_as_levels(categories[name], f"categories[{name!r}]"))
-                _level_codes(values, levels[-1], f"{what} (levels given in categories)")
+                level_codes(values, levels[-1], f"{what} (levels given in categories)")
             elif getattr(dtype, "name", None) == "category":
                 levels.append(_as_levels(dtype.categories.to_numpy(), f"categories of {what}"))
             else:
@@ -647,7 +596,7 @@ class GridSpace(_CellSpace):
             return np.empty((0, self.n_features), dtype=np.intp)
         codes = np.empty((n, self.n_features), dtype=np.intp)
         for j, (name, lv) in enumerate(zip(self.feature_names, self.levels, strict=True)):
-            codes[:, j] = _level_codes(_column(X, name, self.input_type), lv, f"feature {name!r}")
+            codes[:, j] = level_codes(_column(X, name, self.input_type), lv, f"feature {name!r}")
         return codes
 
     def _encoded_spans(self):
@@ -846,7 +795,7 @@ class EmpiricalSpace(_CellSpace):
             if p in protected_levels:
                 lv = np.asarray(_as_levels(protected_levels[p], f"protected_levels[{p!r}]"),
                                 dtype=np.float64)
-                _level_codes(values[:, j], lv, f"protected feature {p!r}")
+                level_codes(values[:, j], lv, f"protected feature {p!r}")
             else:
                 lv = np.unique(values[:, j])
             level_sets.append(lv)

@@ -4,17 +4,14 @@ Functional API: build a group collection (:func:`intersections`, :func:`interval
 :func:`boxes`, :func:`masks`, :func:`tree_leaves`, :func:`cross_with_bins`), pick a metric
 (:func:`get_metric`) and run :func:`certify_bounds`, :func:`certify_threshold`,
 :func:`flag_groups`, :func:`flag_groups_split`, :func:`equalized_odds` or
-:func:`rkhs_tilt_bounds`. Every procedure returns a frozen result object.
+:func:`rkhs_tilt_bounds`. Every procedure summarises the audit trail into an
+:class:`AuditSummary` (atoms with counts, cells, target) and runs on it; the same summary
+built from a partitioned trail (:func:`skfair_audit.scale.summarize_trail`) gives the same
+results. Every result is a frozen object sharing the :class:`GroupAuditResult` protocol
+(table, verdict, guarantee in words).
 """
 
-from ._bootstrap import (
-    DegenerateBootstrapWarning,
-    DisparityProcess,
-    SufficientStatistics,
-    delta_method_se,
-    group_scales,
-    normal_pvalues,
-)
+from ._bootstrap import DegenerateBootstrapWarning
 from ._collections import (
     GroupCollection,
     boxes,
@@ -25,9 +22,7 @@ from ._collections import (
     tree_leaves,
 )
 from ._estimator import GroupDisparityAuditor, audit_score
-from ._intervals import max_subarray
 from ._metrics import Metric, available_metrics, get_metric
-from ._multiple_testing import benjamini_hochberg
 from ._procedures import (
     certify_bounds,
     certify_threshold,
@@ -35,21 +30,22 @@ from ._procedures import (
     flag_groups,
     flag_groups_split,
 )
+from ._protocol import GroupAuditResult, ResultTable, Verdict
 from ._results import (
     EqualizedOddsResult,
     GroupBound,
     GroupBoundsResult,
     GroupCertificationResult,
     GroupFlagResult,
-    RKHSBoundsResult,
-    TiltBound,
 )
-from ._rkhs import gaussian_kernel, pivoted_cholesky, rkhs_sup_statistics, rkhs_tilt_bounds
+from ._rkhs import RKHSBoundsResult, TiltBound, rkhs_tilt_bounds
+from ._summary import AuditSummary, TrailSummary
 
 __all__ = [
+    "AuditSummary",
     "DegenerateBootstrapWarning",
-    "DisparityProcess",
     "EqualizedOddsResult",
+    "GroupAuditResult",
     "GroupBound",
     "GroupBoundsResult",
     "GroupCertificationResult",
@@ -58,29 +54,23 @@ __all__ = [
     "GroupFlagResult",
     "Metric",
     "RKHSBoundsResult",
-    "SufficientStatistics",
+    "ResultTable",
     "TiltBound",
+    "TrailSummary",
+    "Verdict",
     "audit_score",
     "available_metrics",
-    "benjamini_hochberg",
     "boxes",
     "certify_bounds",
     "certify_threshold",
     "cross_with_bins",
-    "delta_method_se",
     "equalized_odds",
     "flag_groups",
     "flag_groups_split",
-    "gaussian_kernel",
     "get_metric",
-    "group_scales",
     "intersections",
     "intervals",
     "masks",
-    "max_subarray",
-    "normal_pvalues",
-    "pivoted_cholesky",
-    "rkhs_sup_statistics",
     "rkhs_tilt_bounds",
     "tree_leaves",
 ]

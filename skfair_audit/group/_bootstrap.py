@@ -1,10 +1,10 @@
-"""Bootstrap processes of group disparities, computed on sufficient statistics.
+"""The bootstrap engine of the group audits, on the atoms of an audit summary.
 
 Notation (Cherian & Candès 2024). The audit sample is the :math:`n` rows where the metric's
 condition holds (e.g. the negatives for a false positive rate): *every* quantity below —
 :math:`n`, :math:`P_n(G)`, the bootstrap multinomial — is defined on this restricted sample,
 as in the paper. For a group :math:`G`, with target :math:`\\hat\\theta` and a bootstrap
-replicate :math:`P_n^b` (multinomial weights :math:`w`, :math:`\\sum_i w_i = n`),
+replicate :math:`P_n^b` (weights :math:`w`, :math:`\\sum_i w_i = n`),
 
 .. math::
 
@@ -22,9 +22,12 @@ certification process at threshold :math:`\\epsilon_0` is
 
 Rows are mapped to *atoms* — unique combinations of (cell of the group collection,
 membership of the reference group, value of :math:`L`) — and a replicate is a vector of
-multinomial counts over the atoms, drawn by :func:`skfair_audit._resampling.resample`. For
-binary metrics and categorical groups the number of atoms is tiny, so a replicate costs
-nothing in the number of rows.
+multinomial counts over the atoms, drawn by :func:`skfair_audit._resampling.resample`. Every
+statistic (the disparity process, the replicate estimates, the RKHS suprema) only sees a
+replicate through its per-cell sums :math:`(N^b_c, S^b_c, \\hat\\theta_b)`
+(:class:`ReplicateSums`), so the same statistics also run on the Poisson replicates that the
+partitions of a large trail send when the metric is continuous
+(:mod:`skfair_audit.scale`).
 """
 
 from __future__ import annotations
@@ -37,66 +40,118 @@ from scipy import stats as _stats
 from .._resampling import MultinomialCounts, default_batch_size, resample
 from ._intervals import max_subarray
 
-__all__ = [
-    "DegenerateBootstrapWarning",
-    "SufficientStatistics",
-    "DisparityProcess",
-    "group_scales",
-    "critical_value",
-    "normal_pvalues",
-    "delta_method_se",
-]
-
 
 class DegenerateBootstrapWarning(UserWarning):
-    """The bootstrap distribution is degenerate (constant metric, one-row groups ...)."""
+    """The bootstrap distribution is degenerate (constant metric, one-row groups ...).
+
+    Raised as a warning (never silently ignored) when a bound or p-value cannot carry its
+    usual guarantee: the metric is constant on the audit sample (critical value 0), a group
+    has a single row (no within-group variance) or a zero standard error.
+    """
+
+
+@dataclass(frozen=True, eq=False)
+class ReplicateSums:
+    """What a statistic sees of a batch of bootstrap replicates.
+
+    Attributes
+    ----------
+    counts, sums : ndarray of shape (size, n_cells)
+        :math:`N^b_c = \\sum_{i \\in c} w_i` and :math:`S^b_c = \\sum_{i \\in c} w_i L_i`
+        (weights normalised to total mass :math:`n`).
+    theta : ndarray of shape (size,)
+        The target re-estimated in each replicate.
+    """
+
+    counts: np.ndarray
+    sums: np.ndarray
+    theta: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return self.counts.shape[0]
+
+
+def replicate_targets(target_kind, theta_hat, sums, n, reference=None):
+    """The target re-estimated in each replicate, from its per-cell weighted sums ``sums``
+    (total mass ``n``) or, for a reference group, its ``(rows, sum)`` in each replicate."""
+    if target_kind == "constant":
+        return np.full(sums.shape[0], float(theta_hat))
+    if target_kind == "overall":
+        return sums.sum(axis=1) / n
+    size, total = reference
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # a replicate without any reference row keeps the observed target
+        return np.where(size > 0, total / size, theta_hat)
 
 
 @dataclass(frozen=True, eq=False)
 class SufficientStatistics:
-    """Rows of the audit sample compressed to atoms ``(cell, in_reference, value)``.
+    """Rows of the audit sample compressed to atoms ``(cell, in_reference, value, count)``.
 
     Attributes
     ----------
-    atom_cell, atom_value, atom_reference, atom_count : ndarray of shape (n_atoms,)
-        Atoms sorted by cell, their value of :math:`L`, reference membership and counts.
-    row_atom : ndarray of shape (n,)
-        Atom of every row of the audit sample.
     n_cells : int
+    atom_cell, atom_reference, atom_value, atom_count : ndarray of shape (n_atoms,)
+        Atoms sorted by (cell, reference, value). Empty when only the moments are kept (a
+        continuous metric on a partitioned trail: there are about as many atoms as rows).
+    moments : ndarray of shape (3, n_cells, 2)
+        Per (cell, in_reference): rows, :math:`\\sum L` and :math:`\\sum L^2`.
     """
 
-    atom_cell: np.ndarray
-    atom_value: np.ndarray
-    atom_reference: np.ndarray
-    atom_count: np.ndarray
-    row_atom: np.ndarray
     n_cells: int
+    atom_cell: np.ndarray
+    atom_reference: np.ndarray
+    atom_value: np.ndarray
+    atom_count: np.ndarray
+    moments: np.ndarray
+
+    @classmethod
+    def from_atoms(cls, atom_cell, atom_reference, atom_value, atom_count, n_cells):
+        """Atoms already sorted by (cell, reference, value), with their counts."""
+        atom_cell = np.asarray(atom_cell, dtype=np.intp)
+        atom_reference = np.asarray(atom_reference, dtype=bool)
+        atom_value = np.asarray(atom_value, dtype=float)
+        atom_count = np.asarray(atom_count, dtype=np.int64)
+        slot = atom_cell * 2 + atom_reference
+        weights = atom_count.astype(float)
+        moments = np.stack([
+            np.bincount(slot, weights, minlength=2 * n_cells),
+            np.bincount(slot, weights * atom_value, minlength=2 * n_cells),
+            np.bincount(slot, weights * atom_value**2, minlength=2 * n_cells),
+        ]).reshape(3, n_cells, 2)
+        return cls(int(n_cells), atom_cell, atom_reference, atom_value, atom_count, moments)
 
     @classmethod
     def from_rows(cls, cell_of_row, values, n_cells, reference=None):
+        """Atoms of rows given by their cell, value of :math:`L` and reference membership."""
         cell_of_row = np.asarray(cell_of_row, dtype=np.int64)
         values = np.asarray(values, dtype=float)
         ref = np.zeros(values.size, dtype=np.int64) if reference is None else (
             np.asarray(reference).astype(np.int64))
-        # One integer key per (cell, reference, value): sorted like the row-wise unique of
-        # the three columns, and far faster on millions of rows.
         levels, value_code = np.unique(values, return_inverse=True)
         key = (cell_of_row * 2 + ref) * levels.size + value_code.ravel()
-        keys, row_atom, counts = np.unique(key, return_inverse=True, return_counts=True)
-        cell_ref, atom_value_code = np.divmod(keys, levels.size)
+        keys, counts = np.unique(key, return_counts=True)
+        cell_ref, value_code = np.divmod(keys, levels.size)
         atom_cell, atom_reference = np.divmod(cell_ref, 2)
-        return cls(
-            atom_cell=atom_cell.astype(np.intp),
-            atom_value=levels[atom_value_code],
-            atom_reference=atom_reference.astype(bool),
-            atom_count=counts.astype(np.int64),
-            row_atom=row_atom.ravel().astype(np.intp),
-            n_cells=int(n_cells),
-        )
+        return cls.from_atoms(atom_cell, atom_reference.astype(bool), levels[value_code],
+                              counts, n_cells)
+
+    @classmethod
+    def from_moments(cls, moments):
+        """No atoms: only per-(cell, reference) rows, sums and sums of squares."""
+        moments = np.asarray(moments, dtype=float)
+        empty = np.zeros(0)
+        return cls(moments.shape[1], empty.astype(np.intp), empty.astype(bool), empty,
+                   empty.astype(np.int64), moments)
+
+    @property
+    def has_atoms(self) -> bool:
+        return self.atom_count.size > 0
 
     @property
     def n(self) -> int:
-        return int(self.atom_count.sum())
+        return int(round(self.moments[0].sum()))
 
     @property
     def n_atoms(self) -> int:
@@ -105,13 +160,6 @@ class SufficientStatistics:
     def draw(self) -> MultinomialCounts:
         """Efron's bootstrap through the sufficient statistics."""
         return MultinomialCounts(self.atom_count / self.n, self.n)
-
-    def counts_from_row_weights(self, weights) -> np.ndarray:
-        """Aggregate row-level weights ``(size, n)`` to atom counts ``(size, n_atoms)``."""
-        weights = np.atleast_2d(np.asarray(weights))
-        order = np.argsort(self.row_atom, kind="stable")
-        starts = np.searchsorted(self.row_atom[order], np.arange(self.n_atoms))
-        return np.add.reduceat(weights[:, order], starts, axis=1)
 
     def cell_sums(self, atom_weights) -> np.ndarray:
         """Per-cell sums ``(..., n_cells)`` of per-atom quantities ``(..., n_atoms)``."""
@@ -123,30 +171,138 @@ class SufficientStatistics:
 
     def observed_group_sums(self, groups, power=1):
         """Observed ``(sum 1_G, sum L^power 1_G)`` over the audit sample, per group."""
-        counts = self.atom_count.astype(float)
-        n_g = groups.group_sums(self.cell_sums(counts))
-        s_g = groups.group_sums(self.cell_sums(counts * self.atom_value**power))
-        return n_g, s_g
+        cells = self.moments.sum(axis=2)
+        return groups.group_sums(cells[0]), groups.group_sums(cells[power])
+
+    def global_sd(self) -> float:
+        """Standard deviation of :math:`L` over the audit sample."""
+        if self.has_atoms:
+            counts = self.atom_count.astype(float)
+            mean = (counts * self.atom_value).sum() / counts.sum()
+            return float(np.sqrt(max((counts * (self.atom_value - mean) ** 2).sum()
+                                     / counts.sum(), 0.0)))
+        rows, total, squares = self.moments.sum(axis=(1, 2))
+        mean = total / rows
+        return float(np.sqrt(max(squares / rows - mean**2, 0.0)))
+
+    def replicate_sums(self, counts, target_kind, theta_hat) -> ReplicateSums:
+        """:class:`ReplicateSums` of multinomial atom counts ``(size, n_atoms)``."""
+        counts = np.atleast_2d(np.asarray(counts, dtype=float))
+        n_c = self.cell_sums(counts)
+        s_c = self.cell_sums(counts * self.atom_value)
+        reference = None
+        if target_kind == "reference":
+            ref = self.atom_reference.astype(float)
+            reference = (counts @ ref, counts @ (self.atom_value * ref))
+        return ReplicateSums(n_c, s_c, replicate_targets(target_kind, theta_hat, s_c, self.n,
+                                                         reference))
 
 
-def _theta_replicates(stats, counts, target_kind, theta_hat):
-    """Target re-estimated in each replicate (``counts``: ``(size, n_atoms)``)."""
-    if target_kind == "constant":
-        return np.full(counts.shape[0], theta_hat)
-    if target_kind == "overall":
-        return (counts @ stats.atom_value) / stats.n
-    ref = stats.atom_reference.astype(float)
-    size = counts @ ref
-    total = counts @ (stats.atom_value * ref)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        theta = total / size
-    # a replicate without any reference row keeps the observed target
-    return np.where(size > 0, theta, theta_hat)
+@dataclass(frozen=True, eq=False)
+class PoissonReplicates:
+    """Per-cell sums of Poisson(1) row weights, sent by the partitions of a large trail.
+
+    Used when the metric is continuous (about one atom per row), so that the atoms are not
+    shipped: partition :math:`p` sends :math:`\\sum_{r \\in c} w_{rb}` and
+    :math:`\\sum_{r \\in c} w_{rb} L_r` for every cell and replicate
+    (:mod:`skfair_audit.scale`).
+
+    Attributes
+    ----------
+    weights : ndarray of int64, shape (n_resamples, n_cells)
+    weighted : ndarray of float, shape (n_resamples, n_cells)
+    reference_cells : ndarray of bool, shape (n_cells,)
+        Cells of the reference group (all False without a reference target).
+    """
+
+    weights: np.ndarray
+    weighted: np.ndarray
+    reference_cells: np.ndarray
+
+    @property
+    def n_resamples(self) -> int:
+        return self.weights.shape[0]
+
+    def batch(self, start, stop, stats, target_kind, theta_hat) -> ReplicateSums:
+        """Replicates ``start .. stop - 1``, each normalised to total mass ``n``."""
+        n = stats.n
+        counts = self.weights[start:stop].astype(float)
+        sums = self.weighted[start:stop].astype(float)
+        total = counts.sum(axis=1, keepdims=True)
+        empty = total[:, 0] <= 0
+        if empty.any():  # no weight at all (probability e^{-n}): the observed sample
+            observed = stats.moments.sum(axis=2)
+            counts[empty], sums[empty], total[empty] = observed[0], observed[1], n
+        counts *= n / total
+        sums *= n / total
+        reference = None
+        if target_kind == "reference":
+            reference = (counts[:, self.reference_cells].sum(axis=1),
+                         sums[:, self.reference_cells].sum(axis=1))
+        return ReplicateSums(counts, sums, replicate_targets(target_kind, theta_hat, sums, n,
+                                                             reference))
+
+
+@dataclass(frozen=True, eq=False)
+class _OnAtoms:
+    """A statistic of :class:`ReplicateSums` made a statistic of atom counts (picklable)."""
+
+    statistic: object
+    stats: SufficientStatistics
+    target_kind: str
+    theta_hat: float
+
+    def __call__(self, counts):
+        return self.statistic(self.stats.replicate_sums(counts, self.target_kind,
+                                                        self.theta_hat))
+
+
+def run_bootstrap(summary, statistic, n_resamples, *, batch_size=None, random_state=None,
+                  n_jobs=None):
+    """The one bootstrap engine: ``statistic`` (of :class:`ReplicateSums`) over replicates.
+
+    With atoms, Efron's bootstrap as multinomial counts over the atoms
+    (:func:`skfair_audit._resampling.resample`: batches seeded from ``random_state``,
+    identical for any ``n_jobs``). Without atoms (a continuous metric on a partitioned
+    trail), the Poisson replicates computed by the partitions, in order.
+
+    Returns
+    -------
+    ndarray
+        One entry (first axis) per replicate.
+    """
+    stats = summary.stats
+    if summary.replicates is None and not stats.has_atoms:
+        raise ValueError(
+            "this summary has neither atoms nor Poisson replicates (a continuous metric "
+            "summarised without n_resamples): the bootstrap needs summarize_trail(..., "
+            "n_resamples=B)."
+        )
+    if summary.replicates is not None:
+        if n_resamples is not None and n_resamples != summary.replicates.n_resamples:
+            raise ValueError(
+                f"this summary carries {summary.replicates.n_resamples} Poisson replicates "
+                f"(computed by the partitions); n_resamples={n_resamples} cannot change them."
+            )
+        step = default_batch_size(4 * max(stats.n_cells, 1)) if batch_size is None else (
+            batch_size)
+        return np.concatenate([
+            np.asarray(statistic(summary.replicates.batch(
+                start, start + step, stats, summary.target_kind, summary.theta_hat)))
+            for start in range(0, summary.replicates.n_resamples, step)
+        ], axis=0)
+    if batch_size is None:
+        groups = getattr(summary, "groups", None)
+        width = max(stats.n_atoms, stats.n_cells, 0 if groups is None else groups.n_groups)
+        batch_size = default_batch_size(4 * width)
+    return resample(_OnAtoms(statistic, stats, summary.target_kind, summary.theta_hat),
+                    stats.draw(), n_resamples, batch_size=batch_size,
+                    random_state=random_state, n_jobs=n_jobs)
 
 
 @dataclass(frozen=True, eq=False)
 class DisparityProcess:
-    """Bootstrap process of the group disparities (a picklable ``statistic`` for ``resample``).
+    """Bootstrap process of the group disparities (a picklable statistic of replicates).
 
     Parameters
     ----------
@@ -179,21 +335,21 @@ class DisparityProcess:
     kadane: bool = False
 
     def __post_init__(self):
-        n_g, s_g = self.stats.observed_group_sums(self.groups)
-        object.__setattr__(self, "_observed", (n_g, s_g))
+        object.__setattr__(self, "_observed", self.stats.observed_group_sums(self.groups))
 
-    def cell_replicates(self, counts):
-        """Per-cell ``(N_b, S_b)`` and the replicate targets for atom counts ``counts``."""
-        counts = np.atleast_2d(np.asarray(counts, dtype=float))
-        n_c = self.stats.cell_sums(counts)
-        s_c = self.stats.cell_sums(counts * self.stats.atom_value)
-        theta_b = _theta_replicates(self.stats, counts, self.target_kind, self.theta_hat)
-        return n_c, s_c, theta_b
+    def _sums(self, replicates):
+        if isinstance(replicates, ReplicateSums):
+            return replicates
+        return self.stats.replicate_sums(replicates, self.target_kind, self.theta_hat)
 
-    def group_statistics(self, counts, epsilon=0.0):
-        """:math:`T_b(G)` for every replicate and group, shape ``(size, n_groups)``."""
-        n_c, s_c, theta_b = self.cell_replicates(counts)
-        return self._from_cells(n_c, s_c, theta_b, epsilon, self.groups.group_sums)
+    def group_statistics(self, replicates, epsilon=0.0):
+        """:math:`T_b(G)` for every replicate and group, shape ``(size, n_groups)``.
+
+        ``replicates`` is a :class:`ReplicateSums` or multinomial atom counts.
+        """
+        sums = self._sums(replicates)
+        return self._from_cells(sums.counts, sums.sums, sums.theta, epsilon,
+                                self.groups.group_sums)
 
     def _from_cells(self, n_c, s_c, theta_b, epsilon, aggregate, observed=None):
         n = self.stats.n
@@ -205,46 +361,45 @@ class DisparityProcess:
             return (centred_b - centred_0 - epsilon * (n_b - n_0)) / n
         return (centred_b * n_0 - centred_0 * n_b) / n**2
 
-    def replicate_estimates(self, counts):
+    def replicate_estimates(self, replicates):
         """:math:`\\hat\\epsilon_b(G)` per replicate (NaN where the group is not drawn)."""
-        n_c, s_c, theta_b = self.cell_replicates(counts)
-        n_b, s_b = self.groups.group_sums(n_c), self.groups.group_sums(s_c)
+        sums = self._sums(replicates)
+        n_b, s_b = self.groups.group_sums(sums.counts), self.groups.group_sums(sums.sums)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(n_b > 0, s_b / n_b, np.nan) - theta_b[:, None]
+            return np.where(n_b > 0, s_b / n_b, np.nan) - sums.theta[:, None]
 
-    def __call__(self, counts):
+    def __call__(self, replicates):
         """``(size, 2)``: :math:`\\sup_G T_b(G)/s_G` at ``epsilons[0]`` and
         :math:`\\sup_G -T_b(G)/s_G` at ``epsilons[1]``."""
+        sums = self._sums(replicates)
         if self.kadane:
-            return self._kadane(counts)
-        n_c, s_c, theta_b = self.cell_replicates(counts)
-        out = np.zeros((n_c.shape[0], 2))
+            return self._kadane(sums)
+        out = np.zeros((sums.size, 2))
         if not np.any(self.active):
             return out
         scales = self.scales[self.active]
         if self.epsilons[0] == self.epsilons[1]:
             # Bounds: one process, both tails (the group sums dominate the cost).
-            t = self._from_cells(n_c, s_c, theta_b, self.epsilons[0], self.groups.group_sums)
+            t = self._from_cells(sums.counts, sums.sums, sums.theta, self.epsilons[0],
+                                 self.groups.group_sums)
             scaled = t[:, self.active] / scales
             out[:, 0], out[:, 1] = scaled.max(axis=1), (-scaled).max(axis=1)
             return out
         for k, (eps, sign) in enumerate(zip(self.epsilons, (1.0, -1.0), strict=True)):
-            t = self._from_cells(n_c, s_c, theta_b, eps, self.groups.group_sums)
+            t = self._from_cells(sums.counts, sums.sums, sums.theta, eps,
+                                 self.groups.group_sums)
             out[:, k] = (sign * t[:, self.active] / scales).max(axis=1)
         return out
 
-    def _kadane(self, counts):
+    def _kadane(self, sums):
         layout = self.groups.layout
         m = layout.n_bins
-        n_c, s_c, theta_b = self.cell_replicates(counts)
-        counts0 = self.stats.atom_count.astype(float)
-        bins0 = (self.stats.cell_sums(counts0)[:m], self.stats.cell_sums(
-            counts0 * self.stats.atom_value)[:m])
-        out = np.empty((n_c.shape[0], 2))
+        cells = self.stats.moments.sum(axis=2)
+        bins0 = (cells[0][:m], cells[1][:m])
+        out = np.empty((sums.size, 2))
         for k, (eps, sign) in enumerate(zip(self.epsilons, (1.0, -1.0), strict=True)):
-            per_bin = self._from_cells(
-                n_c[:, :m], s_c[:, :m], theta_b, eps, lambda v: v, observed=bins0
-            )
+            per_bin = self._from_cells(sums.counts[:, :m], sums.sums[:, :m], sums.theta, eps,
+                                       lambda v: v, observed=bins0)
             out[:, k] = max_subarray(sign * per_bin, layout.edges, layout.min_length)
         return out
 
@@ -260,7 +415,8 @@ def group_scales(n_g, s_g, s2_g, n, sd, *, kind="rescaled", p_star=0.01, w0=np.i
         \\lambda_G = \\frac{P_n(G)}{P_n(G) + w_0}
 
     with ``power = 3/2`` for bounds and ``1/2`` for Boolean certification; ``kind="unscaled"``
-    gives :math:`s_G = 1`. ``w0 = inf`` uses the global standard deviation ``sd``.
+    gives :math:`s_G = 1`. ``w0 = inf`` uses the global standard deviation ``sd``. The within
+    group variance is clipped at 0 (rounding can make it slightly negative).
 
     Parameters
     ----------
@@ -290,12 +446,6 @@ def group_scales(n_g, s_g, s2_g, n, sd, *, kind="rescaled", p_star=0.01, w0=np.i
     return np.maximum(p, p_star) ** power * sigma
 
 
-def _global_sd(values, counts):
-    n = counts.sum()
-    mean = (counts * values).sum() / n
-    return float(np.sqrt(max((counts * (values - mean) ** 2).sum() / n, 0.0)))
-
-
 def compute_scales(stats, groups, *, kind, p_star, w0, power):
     """Scales :math:`s_G` (:func:`group_scales`) from the sufficient statistics.
 
@@ -304,11 +454,38 @@ def compute_scales(stats, groups, *, kind, p_star, w0, power):
     """
     n_g, s_g = stats.observed_group_sums(groups)
     _, s2_g = stats.observed_group_sums(groups, power=2)
-    sd = _global_sd(stats.atom_value, stats.atom_count.astype(float))
+    sd = stats.global_sd()
     degenerate = sd == 0.0
     scales = group_scales(n_g, s_g, s2_g, stats.n, 1.0 if degenerate else sd, kind=kind,
                           p_star=p_star, w0=w0, power=power)
     return scales, degenerate
+
+
+def disparity_range(metric_bounds, target_kind, theta_hat):
+    """The values ε(G) = E[L | G] − θ can take, from the metric's domain [a, b].
+
+    Intersecting a confidence set with the parameter space keeps its coverage: the bounds of a
+    tiny group (valid, but ``c s_G / P_n(G)²`` wide) are clipped to this range, e.g. [−1, 1]
+    for a rate, or [a − θ, b − θ] for a known target θ.
+    """
+    low, high = metric_bounds
+    if target_kind == "constant":
+        return low - theta_hat, high - theta_hat
+    return low - high, high - low
+
+
+def simultaneous_bounds(estimates, scales, frequencies, critical, alternative, value_range):
+    """:math:`\\hat\\epsilon(G) \\mp c\\, s_G / P_n(G)^2`, clipped to ``value_range``, with
+    the side that ``alternative`` does not report open (``∓inf``)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        width = critical * scales / frequencies**2
+    lower = np.maximum(estimates - width, value_range[0])
+    upper = np.minimum(estimates + width, value_range[1])
+    if alternative == "lower":
+        upper = np.full_like(upper, np.inf)
+    elif alternative == "upper":
+        lower = np.full_like(lower, -np.inf)
+    return lower, upper
 
 
 def critical_value(sups, alpha):
@@ -378,15 +555,11 @@ def delta_method_se(stats, groups, target_kind, theta_hat, null_disparity=None):
     score test: the variance of :math:`P_n[(L - \\hat\\theta - \\delta) 1_G]` under the
     boundary of the null. Both agree at :math:`\\epsilon(G) = \\delta`; the null-centred
     one is not 0 for a small group whose metric is constant away from the null value.
+    Only the per-(cell, reference) moments of the summary are needed.
     """
     n = stats.n
-    counts = stats.atom_count.astype(float)
-    v = stats.atom_value
-
-    def sums(weights):
-        return groups.group_sums(stats.cell_sums(weights))
-
-    n_g, s_g, s2_g = sums(counts), sums(counts * v), sums(counts * v**2)
+    cells = stats.moments.sum(axis=2)
+    n_g, s_g, s2_g = (groups.group_sums(cells[k]) for k in range(3))
     with np.errstate(invalid="ignore", divide="ignore"):
         p = n_g / n
         mu = s_g / n_g
@@ -395,35 +568,19 @@ def delta_method_se(stats, groups, target_kind, theta_hat, null_disparity=None):
         second = var_g + (mu - centre) ** 2  # E[(L - a_G)^2 | G]
         var = second / p
         if target_kind == "overall":
-            mean = (counts * v).sum() / n
-            v_all = float(max((counts * v**2).sum() / n - mean**2, 0.0))
+            rows, total, squares = cells.sum(axis=1)
+            mean = total / n
+            v_all = float(max(squares / n - mean**2, 0.0))
             cross = var_g + (mu - centre) * (mu - mean)
             var = var + v_all - 2.0 * cross
         elif target_kind == "reference":
-            ref = counts * stats.atom_reference
-            n_r = ref.sum()
-            mu_r = (ref * v).sum() / n_r
-            v_r = max((ref * v**2).sum() / n_r - mu_r**2, 0.0)
+            ref = stats.moments[:, :, 1]
+            n_r, t_r, q_r = ref.sum(axis=1)
+            mu_r = t_r / n_r
+            v_r = max(q_r / n_r - mu_r**2, 0.0)
             p_r = n_r / n
-            n_gr, s_gr, s2_gr = sums(ref), sums(ref * v), sums(ref * v**2)
+            n_gr, s_gr, s2_gr = (groups.group_sums(ref[k]) for k in range(3))
             cross = (s2_gr - (centre + mu_r) * s_gr + centre * mu_r * n_gr) / n / (p * p_r)
             var = var + v_r / p_r - 2.0 * cross
         se = np.sqrt(np.clip(var, 0.0, None) / n)
     return np.where(n_g > 0, se, np.nan)
-
-
-def run_bootstrap(process, n_resamples, *, batch_size, random_state, n_jobs, statistic=None):
-    """Run ``statistic`` (default: the process' suprema) over bootstrap replicates."""
-    draw = process.stats.draw()
-    if batch_size is None:
-        width = max(process.stats.n_atoms, process.stats.n_cells, process.groups.n_groups)
-        batch_size = default_batch_size(4 * width)
-    return resample(
-        process if statistic is None else statistic,
-        draw,
-        n_resamples,
-        batch_size=batch_size,
-        random_state=random_state,
-        n_jobs=n_jobs,
-    )
-

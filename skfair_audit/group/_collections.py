@@ -11,23 +11,18 @@ This is what makes the bootstrap cost independent of the number of rows.
 from __future__ import annotations
 
 import itertools
+import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._metrics import _check_no_missing, _sorted_values, as_array
+from ..utils import CHUNK_ROWS, compact_codes, encode_categories
+from ._metrics import as_array
 
-__all__ = [
-    "GroupCollection",
-    "intersections",
-    "intervals",
-    "boxes",
-    "masks",
-    "tree_leaves",
-    "cross_with_bins",
-]
+#: Key spaces up to this size are counted with one dense bincount per chunk.
+DENSE_KEYS = 1 << 22
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,8 +89,10 @@ class GroupCollection:
     kind : str
         ``"intersections"``, ``"intervals"``, ``"boxes"``, ``"masks"``, ``"tree"`` or
         ``"crossed"``.
-    cell_of_row : ndarray of int, shape (n_rows,)
-        Cell of every row; groups are unions of cells.
+    cell_of_row : ndarray of int, shape (n_rows,), or None
+        Cell of every row (the smallest integer dtype that fits); groups are unions of
+        cells. ``None`` for a collection built from the counts of a partitioned trail, which
+        has no rows in memory (groups are then queried by name or position).
     cell_membership : ndarray of bool, shape (n_cells, n_groups)
         Which cells make up each group.
     empty_groups : tuple of str
@@ -106,16 +103,19 @@ class GroupCollection:
         Groups dropped because they have fewer than ``min_size`` rows.
     layout : object or None
         Interval / box layout used for prefix-sum aggregation (``None`` for dense kinds).
+    cell_rows : ndarray of int64, shape (n_cells,)
+        Rows of the trail in every cell.
     """
 
     names: tuple
     kind: str
-    cell_of_row: np.ndarray
+    cell_of_row: np.ndarray | None
     cell_membership: np.ndarray
     empty_groups: tuple = ()
     duplicate_groups: tuple = ()
     small_groups: tuple = ()
     layout: object = None
+    cell_rows: np.ndarray = None
     _index: dict = field(default=None, repr=False)
 
     def __post_init__(self):
@@ -127,6 +127,11 @@ class GroupCollection:
                 f"{sorted(set(seen))[:5]}."
             )
         object.__setattr__(self, "_index", index)
+        if self.cell_rows is None:
+            if self.cell_of_row is None:
+                raise ValueError("a GroupCollection needs cell_of_row or cell_rows.")
+            object.__setattr__(self, "cell_rows", np.bincount(
+                self.cell_of_row, minlength=self.n_cells).astype(np.int64))
 
     def __len__(self) -> int:
         return len(self.names)
@@ -144,23 +149,52 @@ class GroupCollection:
 
     @property
     def n_rows(self) -> int:
-        return self.cell_of_row.size
+        return int(self.cell_rows.sum())
 
     @property
     def n_cells(self) -> int:
         return self.cell_membership.shape[0]
 
     def group_sums(self, cell_values: np.ndarray) -> np.ndarray:
-        """Sum per-cell quantities over every group: ``(..., n_cells) -> (..., n_groups)``."""
+        """Sum per-cell quantities over every group: ``(..., n_cells) -> (..., n_groups)``.
+
+        Parameters
+        ----------
+        cell_values : ndarray of shape (..., n_cells)
+
+        Returns
+        -------
+        ndarray of shape (..., n_groups)
+        """
         cell_values = np.asarray(cell_values, dtype=float)
         if self.layout is not None:
             return self.layout.group_sums(cell_values)
         return cell_values @ self.cell_membership.astype(float)
 
+    def _rows(self, what):
+        if self.cell_of_row is None:
+            raise ValueError(
+                f"{what} needs the rows, and this collection was built from the counts of a "
+                "partitioned audit trail: query its groups by name or position."
+            )
+        return self.cell_of_row
+
     def sizes(self, rows=None) -> np.ndarray:
-        """Number of rows of each group (optionally among the ``rows`` mask only)."""
-        cells = self.cell_of_row if rows is None else self.cell_of_row[rows]
-        counts = np.bincount(cells, minlength=self.n_cells).astype(float)
+        """Number of rows of each group (optionally among the ``rows`` mask only).
+
+        Parameters
+        ----------
+        rows : ndarray of bool of shape (n_rows,), optional
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_groups,)
+        """
+        if rows is None:
+            counts = self.cell_rows.astype(float)
+        else:
+            cells = self._rows("counting the rows of a mask")[rows]
+            counts = np.bincount(cells, minlength=self.n_cells).astype(float)
         return self.group_sums(counts).round().astype(np.int64)
 
     def index(self, group) -> int:
@@ -168,6 +202,14 @@ class GroupCollection:
 
         A mask is accepted when its rows equal those of a member of the collection.
         Raises ``KeyError``/``ValueError`` for groups outside the collection.
+
+        Parameters
+        ----------
+        group : str, int or ndarray of bool
+
+        Returns
+        -------
+        int
         """
         if isinstance(group, str):
             # A group dropped as a duplicate has the same rows as its kept twin: same bound.
@@ -190,9 +232,9 @@ class GroupCollection:
         return match
 
     def _match_mask(self, mask: np.ndarray):
-        cells = self.cell_of_row
+        cells = self._rows("a row mask")
         inside = np.bincount(cells[mask], minlength=self.n_cells)
-        total = np.bincount(cells, minlength=self.n_cells)
+        total = self.cell_rows
         if np.any((inside > 0) & (inside < total)):
             return None  # cuts through a cell: not a union of cells
         observed = total > 0
@@ -201,7 +243,16 @@ class GroupCollection:
         return int(hits[0]) if hits.size else None
 
     def contains(self, group) -> bool:
-        """Whether ``group`` (name or mask) is a member of the collection."""
+        """Whether ``group`` (name or mask) is a member of the collection.
+
+        Parameters
+        ----------
+        group : str, int or ndarray of bool
+
+        Returns
+        -------
+        bool
+        """
         try:
             self.index(group)
         except (KeyError, ValueError, IndexError):
@@ -209,22 +260,33 @@ class GroupCollection:
         return True
 
     def mask(self, group) -> np.ndarray:
-        """Boolean row mask of a member (by name, index or mask)."""
-        return self.cell_membership[self.cell_of_row, self.index(group)]
+        """Boolean row mask of a member (by name, index or mask).
+
+        Parameters
+        ----------
+        group : str, int or ndarray of bool
+
+        Returns
+        -------
+        ndarray of bool of shape (n_rows,)
+        """
+        cells = self._rows("a row mask")
+        return self.cell_membership[cells, self.index(group)]
 
 
-def _finalize(names, membership, cell_of_row, *, kind, min_size=0, layout=None, report=()):
+def _finalize(names, membership, cell_rows, cell_of_row=None, *, kind, min_size=0,
+              layout=None, report=()):
     """Drop empty, too small and duplicate groups (keeping the first), and report them."""
     membership = np.asarray(membership, dtype=bool)
-    cell_counts = np.bincount(cell_of_row, minlength=membership.shape[0])
+    cell_rows = np.asarray(cell_rows, dtype=np.int64)
     if layout is None:
-        sizes = cell_counts @ membership.astype(np.int64)
+        sizes = cell_rows @ membership.astype(np.int64)
     else:
-        sizes = layout.group_sums(cell_counts.astype(float)).round().astype(np.int64)
+        sizes = layout.group_sums(cell_rows.astype(float)).round().astype(np.int64)
     empty = sizes == 0
     small = (~empty) & (sizes < min_size)
     candidates = np.flatnonzero(~empty & ~small)
-    observed = cell_counts > 0
+    observed = cell_rows > 0
     signatures = np.packbits(membership[observed][:, candidates], axis=0).T
     _, first, inverse = np.unique(signatures, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
@@ -236,15 +298,18 @@ def _finalize(names, membership, cell_of_row, *, kind, min_size=0, layout=None, 
     )
     if layout is not None:
         layout = _subset_layout(layout, keep)
+    if cell_of_row is not None:
+        cell_of_row = compact_codes(np.asarray(cell_of_row), membership.shape[0])
     return GroupCollection(
         names=tuple(names[j] for j in keep),
         kind=kind,
-        cell_of_row=np.asarray(cell_of_row, dtype=np.intp),
+        cell_of_row=cell_of_row,
         cell_membership=membership[:, keep],
         empty_groups=tuple(names[j] for j in np.flatnonzero(empty)) + tuple(report),
         duplicate_groups=duplicates,
         small_groups=tuple(names[j] for j in np.flatnonzero(small)),
         layout=layout,
+        cell_rows=cell_rows,
     )
 
 
@@ -257,7 +322,7 @@ def _subset_layout(layout, keep):
 
 
 def _columns(data, attributes):
-    """``{name: 1-D array}`` from a DataFrame, a mapping or a 2-D array."""
+    """``{name: 1-D column}`` from a DataFrame, a mapping or a 2-D array."""
     if hasattr(data, "columns") and hasattr(data, "__getitem__"):
         names = list(data.columns) if attributes is None else list(attributes)
         missing = [a for a in names if a not in data.columns]
@@ -279,37 +344,140 @@ def _columns(data, attributes):
     return {f"x{j}": arr[:, j] for j in idx}
 
 
-def _levels(column):
-    """(codes, levels) of a categorical column; pandas categories keep their order."""
-    categories = getattr(getattr(column, "cat", None), "categories", None)
-    values = as_array(column, "attribute")
-    if values.ndim != 1:
-        raise ValueError("every attribute must be one-dimensional.")
-    _check_no_missing(values, "an attribute")
-    if categories is not None:
-        levels = list(categories)
-        lookup = {v: k for k, v in enumerate(levels)}
-        return np.array([lookup[v] for v in values.tolist()], dtype=np.intp), levels
-    uniques = _sorted_values(set(values.tolist()))
-    lookup = {v: k for k, v in enumerate(uniques)}
-    return np.array([lookup[v] for v in values.tolist()], dtype=np.intp), uniques
+def encode_columns(columns):
+    """Codes and levels of every sensitive column (the one encoder and missing-value rule).
 
-
-def _unique_rows(code_matrix, n_levels):
-    """``np.unique(code_matrix, axis=0, return_inverse=True)`` for small integer codes.
-
-    Rows are flattened to one integer key (same lexicographic order), which is ~50 times
-    faster than the row-wise unique on millions of rows.
+    Returns ``(codes, levels)``: lists with one entry per column.
     """
-    if np.prod([float(k) for k in n_levels]) >= 2.0**62:
-        cells, inverse = np.unique(code_matrix, axis=0, return_inverse=True)
-        return cells, inverse.ravel()
-    flat = np.ravel_multi_index(tuple(code_matrix.T), tuple(n_levels))
-    keys, inverse = np.unique(flat, return_inverse=True)
-    return np.column_stack(np.unravel_index(keys, tuple(n_levels))), inverse.ravel()
+    codes, levels = [], []
+    n = None
+    for name, column in columns.items():
+        c, lv = encode_categories(column, f"sensitive feature {name!r}")
+        if n is not None and c.size != n:
+            raise ValueError("all attributes must have the same number of rows.")
+        n = c.size
+        codes.append(c)
+        levels.append(lv)
+    if n == 0:
+        raise ValueError("the data have no rows.")
+    return codes, levels
 
 
-def intersections(data, attributes=None, *, depth=None, min_size=0, include_all=False):
+def mixed_radix(codes, radices, start, stop):
+    """One int64 key per row of ``[start, stop)``: the attribute codes in mixed radix (the
+    lexicographic order of the codes)."""
+    key = codes[0][start:stop].astype(np.int64)
+    for c, radix in zip(codes[1:], radices[1:], strict=True):
+        key *= radix
+        key += c[start:stop]
+    return key
+
+
+def count_keys(key_of_rows, n_rows, n_keys, *, keep_rows=True):
+    """Count the integer keys ``key_of_rows(start, stop)`` of all rows, chunk by chunk.
+
+    Keys in ``[0, n_keys)``. Small key spaces are counted with one ``bincount`` per chunk,
+    large ones with a sort per chunk (then merged). Memory: a chunk, the counts, and (with
+    ``keep_rows``) one compact integer per row.
+
+    Returns
+    -------
+    keys : ndarray of int64
+        The observed keys, sorted.
+    counts : ndarray of int64
+        Rows per observed key.
+    row_key : ndarray or None
+        Index into ``keys`` of every row (compact dtype), when ``keep_rows``.
+    """
+    dense = n_keys <= DENSE_KEYS
+    step = max(CHUNK_ROWS, n_keys) if dense else CHUNK_ROWS
+    raw = np.empty(n_rows, dtype=compact_codes(np.zeros(0), n_keys).dtype) if keep_rows else (
+        None)
+    if dense:
+        counts = np.zeros(n_keys, dtype=np.int64)
+        for start in range(0, n_rows, step):
+            key = key_of_rows(start, start + step)
+            counts += np.bincount(key, minlength=n_keys)
+            if keep_rows:
+                raw[start:start + step] = key
+        keys = np.flatnonzero(counts)
+        counts = counts[keys]
+        if not keep_rows:
+            return keys, counts, None
+        lookup = np.cumsum(np.bincount(keys, minlength=n_keys) > 0) - 1
+        row_key = raw  # the ranks of the keys fit the keys' dtype: renumber in place
+        for start in range(0, n_rows, step):
+            row_key[start:start + step] = lookup[raw[start:start + step]]
+        return keys, counts, compact_codes(row_key, keys.size)
+    parts_keys, parts_counts = [], []
+    for start in range(0, n_rows, step):
+        key = key_of_rows(start, start + step)
+        k, c = np.unique(key, return_counts=True)
+        parts_keys.append(k)
+        parts_counts.append(c)
+        if keep_rows:
+            raw[start:start + step] = key
+    keys, inverse = np.unique(np.concatenate(parts_keys), return_inverse=True)
+    counts = np.bincount(inverse.ravel(), np.concatenate(parts_counts).astype(float),
+                         minlength=keys.size).round().astype(np.int64)
+    if not keep_rows:
+        return keys, counts, None
+    row_key = np.empty(n_rows, dtype=compact_codes(np.zeros(0), keys.size).dtype)
+    for start in range(0, n_rows, step):
+        row_key[start:start + step] = np.searchsorted(keys, raw[start:start + step])
+    return keys, counts, row_key
+
+
+def unravel(keys, radices):
+    """Inverse of :func:`mixed_radix`: ``(len(keys), len(radices))`` codes."""
+    out = np.empty((keys.size, len(radices)), dtype=np.int64)
+    rest = keys.astype(np.int64)
+    for j in range(len(radices) - 1, -1, -1):
+        rest, out[:, j] = np.divmod(rest, radices[j])
+    return out
+
+
+def intersection_groups(attributes, levels, cell_codes, cell_rows, cell_of_row=None, *,
+                        depth=None, min_size=0, include_all=False):
+    """The intersections collection from its table of cells (attribute-code combinations).
+
+    ``cell_codes`` (one row per observed combination, sorted lexicographically) and
+    ``cell_rows`` (rows per combination) are all the collection needs: the in-memory
+    :func:`intersections` and the partitioned audits build it from the same table.
+    """
+    n_attr = len(attributes)
+    depth = n_attr if depth is None else int(depth)
+    if not 1 <= depth <= n_attr:
+        raise ValueError(f"depth must be between 1 and {n_attr}, got {depth}.")
+    names, columns_out = [], []
+    if include_all:
+        names.append("all")
+        columns_out.append(np.ones(cell_codes.shape[0], dtype=bool))
+    for k in range(1, depth + 1):
+        for subset in itertools.combinations(range(n_attr), k):
+            for combo in itertools.product(*(range(len(levels[a])) for a in subset)):
+                names.append(" & ".join(
+                    f"{attributes[a]}={levels[a][c]}" for a, c in zip(subset, combo, strict=True)
+                ))
+                columns_out.append(np.all(cell_codes[:, subset] == np.array(combo), axis=1))
+    membership = np.column_stack(columns_out)
+    return _finalize(names, membership, cell_rows, cell_of_row, kind="intersections",
+                     min_size=min_size)
+
+
+def cell_table(codes, levels):
+    """Cells of rows given by their attribute codes: ``(cell_codes, cell_rows, cell_of_row)``.
+
+    One chunked pass: the codes are combined into a mixed-radix key and counted.
+    """
+    radices = [max(len(lv), 1) for lv in levels]
+    n_keys = math.prod(radices)
+    keys, counts, cell_of_row = count_keys(
+        lambda a, b: mixed_radix(codes, radices, a, b), codes[0].size, n_keys)
+    return unravel(keys, radices), counts, cell_of_row
+
+
+def intersections(data, columns=None, *, depth=None, min_size=0, include_all=False):
     """All intersections of categorical attributes, up to ``depth`` attributes at a time.
 
     A group fixes the level of each attribute in a subset of size ``1..depth`` (the others
@@ -318,9 +486,10 @@ def intersections(data, attributes=None, *, depth=None, min_size=0, include_all=
     Parameters
     ----------
     data : DataFrame, mapping of columns or 2-D array
-        The sensitive attributes of the audit rows (pandas categories keep their order).
-    attributes : list, optional
-        Columns to intersect (default: all).
+        The sensitive features of the audit rows (pandas categories keep their order).
+        Missing values (``None``, ``NaN``, ``pandas.NA``) are refused.
+    columns : list, optional
+        The protected columns of ``data`` to intersect (default: all).
     depth : int, optional
         Maximum number of attributes fixed at once (default: all of them; 1 = marginal
         groups).
@@ -345,34 +514,13 @@ def intersections(data, attributes=None, *, depth=None, min_size=0, include_all=
     >>> g.duplicate_groups
     (('sex=F & age=<25', 'sex=F'), ('sex=M & age=>45', 'age=>45'))
     """
-    columns = _columns(data, attributes)
-    if not columns:
+    selected = _columns(data, columns)
+    if not selected:
         raise ValueError("at least one attribute is needed.")
-    codes, levels = zip(*(_levels(col) for col in columns.values()), strict=True)
-    n = codes[0].size
-    if any(c.size != n for c in codes):
-        raise ValueError("all attributes must have the same number of rows.")
-    if n == 0:
-        raise ValueError("the data have no rows.")
-    names_attr = list(columns)
-    n_attr = len(names_attr)
-    depth = n_attr if depth is None else int(depth)
-    if not 1 <= depth <= n_attr:
-        raise ValueError(f"depth must be between 1 and {n_attr}, got {depth}.")
-    cell_codes, cell_of_row = _unique_rows(np.column_stack(codes), [len(lv) for lv in levels])
-    names, columns_out = [], []
-    if include_all:
-        names.append("all")
-        columns_out.append(np.ones(cell_codes.shape[0], dtype=bool))
-    for k in range(1, depth + 1):
-        for subset in itertools.combinations(range(n_attr), k):
-            for combo in itertools.product(*(range(len(levels[a])) for a in subset)):
-                names.append(" & ".join(
-                    f"{names_attr[a]}={levels[a][c]}" for a, c in zip(subset, combo, strict=True)
-                ))
-                columns_out.append(np.all(cell_codes[:, subset] == np.array(combo), axis=1))
-    membership = np.column_stack(columns_out)
-    return _finalize(names, membership, cell_of_row, kind="intersections", min_size=min_size)
+    codes, levels = encode_columns(selected)
+    cell_codes, cell_rows, cell_of_row = cell_table(codes, levels)
+    return intersection_groups(list(selected), levels, cell_codes, cell_rows, cell_of_row,
+                               depth=depth, min_size=min_size, include_all=include_all)
 
 
 def _grid(x, grid, n_bins, name):
@@ -445,6 +593,11 @@ def intervals(x, grid=None, *, n_bins=None, min_length=0.0, min_size=0, name=Non
     name : str, optional
         Covariate name used in group names (default: the Series name or ``"x"``).
 
+    Returns
+    -------
+    GroupCollection
+        ``kind="intervals"``; its group sums are prefix sums over the bins.
+
     Examples
     --------
     >>> g = intervals([0.1, 0.5, 1.5, 2.5], grid=[0, 1, 2, 3])
@@ -462,7 +615,8 @@ def intervals(x, grid=None, *, n_bins=None, min_length=0.0, min_size=0, name=Non
     names = [
         _interval_name(name, edges, a, b, labels) for a, b in zip(starts, ends, strict=True)
     ]
-    return _finalize(names, membership, bins, kind="intervals", min_size=min_size, layout=layout)
+    return _finalize(names, membership, np.bincount(bins, minlength=m + 1), bins,
+                     kind="intervals", min_size=min_size, layout=layout)
 
 
 def boxes(x1, x2, grid1=None, grid2=None, *, n_bins1=None, n_bins2=None, min_size=0,
@@ -471,6 +625,24 @@ def boxes(x1, x2, grid1=None, grid2=None, *, n_bins1=None, n_bins2=None, min_siz
 
     Group sums use 2-D prefix sums over the ``m1 × m2`` bin table; no dense
     ``rows × groups`` array is ever built.
+
+    Parameters
+    ----------
+    x1, x2 : array-like of shape (n_rows,)
+        The two covariates.
+    grid1, grid2 : array-like, optional
+        Strictly increasing bin edges of each covariate.
+    n_bins1, n_bins2 : int, optional
+        Equal-width bins between the minimum and the maximum when no grid is given.
+    min_size : int
+        Drop boxes with fewer rows.
+    names : (str, str), optional
+        Covariate names in the group names (default: the Series names or ``x1``, ``x2``).
+
+    Returns
+    -------
+    GroupCollection
+        ``kind="boxes"``.
 
     Examples
     --------
@@ -503,12 +675,26 @@ def boxes(x1, x2, grid1=None, grid2=None, *, n_bins1=None, n_bins2=None, min_siz
         f"{_interval_name(name2, e2, s2[b], t2[b], labels2)}"
         for a, b in zip(i1, i2, strict=True)
     ]
-    return _finalize(group_names, membership, cell_of_row, kind="boxes", min_size=min_size,
-                     layout=layout)
+    return _finalize(group_names, membership, np.bincount(cell_of_row, minlength=m1 * m2 + 1),
+                     cell_of_row, kind="boxes", min_size=min_size, layout=layout)
 
 
 def masks(data, names=None, *, min_size=0):
     """Groups given explicitly as boolean masks (columns of an array or a DataFrame).
+
+    Parameters
+    ----------
+    data : array-like or DataFrame of shape (n_rows, n_groups)
+        Boolean (or 0/1) membership of every row in every group.
+    names : list of str, optional
+        Group names (default: the DataFrame's columns, else ``"group 0"``, ...).
+    min_size : int
+        Drop groups with fewer rows.
+
+    Returns
+    -------
+    GroupCollection
+        ``kind="masks"``.
 
     Examples
     --------
@@ -531,8 +717,10 @@ def masks(data, names=None, *, min_size=0):
     names = [f"group {j}" for j in range(arr.shape[1])] if names is None else list(names)
     if len(names) != arr.shape[1] or len(set(names)) != len(names):
         raise ValueError("names must be unique, one per mask column.")
-    cells, cell_of_row = np.unique(arr, axis=0, return_inverse=True)
-    return _finalize(names, cells, cell_of_row.ravel(), kind="masks", min_size=min_size)
+    cells, cell_of_row, cell_rows = np.unique(arr, axis=0, return_inverse=True,
+                                              return_counts=True)
+    return _finalize(names, cells, cell_rows, cell_of_row.ravel(), kind="masks",
+                     min_size=min_size)
 
 
 def tree_leaves(tree, X, feature_names=None):
@@ -544,6 +732,11 @@ def tree_leaves(tree, X, feature_names=None):
     X : array-like of shape (n_rows, n_features)
         Rows to place in the leaves (typically held-out audit rows).
     feature_names : list of str, optional
+
+    Returns
+    -------
+    GroupCollection
+        ``kind="tree"``: one group per leaf, named by its decision rule.
 
     Examples
     --------
@@ -577,7 +770,8 @@ def tree_leaves(tree, X, feature_names=None):
     position[leaves] = np.arange(leaves.size)
     cell_of_row = position[tree.apply(X)]
     membership = np.eye(leaves.size, dtype=bool)
-    return _finalize(leaf_names, membership, cell_of_row, kind="tree")
+    return _finalize(leaf_names, membership, np.bincount(cell_of_row, minlength=leaves.size),
+                     cell_of_row, kind="tree")
 
 
 def cross_with_bins(groups, scores, bins=10, *, name="score"):
@@ -590,6 +784,8 @@ def cross_with_bins(groups, scores, bins=10, *, name="score"):
         Predicted scores in [0, 1].
     bins : int or array-like
         Number of equal-width bins on [0, 1] or their edges.
+    name : str
+        Name of the score in the group names.
 
     Returns
     -------
@@ -611,8 +807,8 @@ def cross_with_bins(groups, scores, bins=10, *, name="score"):
     if score_bin.size != groups.n_rows:
         raise ValueError("scores must have one entry per row of the collection.")
     m = edges.size - 1
-    pair = groups.cell_of_row * (m + 1) + score_bin
-    cells, cell_of_row = np.unique(pair, return_inverse=True)
+    pair = groups._rows("crossing with score bins").astype(np.int64) * (m + 1) + score_bin
+    cells, cell_of_row, cell_rows = np.unique(pair, return_inverse=True, return_counts=True)
     old_cell, cell_bin = np.divmod(cells, m + 1)
     names, columns = [], []
     labels = _edge_labels(edges)
@@ -620,5 +816,5 @@ def cross_with_bins(groups, scores, bins=10, *, name="score"):
         for b in range(m):
             names.append(f"{gname} & {_interval_name(name, edges, b, b + 1, labels)}")
             columns.append(groups.cell_membership[old_cell, j] & (cell_bin == b))
-    return _finalize(names, np.column_stack(columns), cell_of_row.ravel(), kind="crossed",
-                     report=groups.empty_groups)
+    return _finalize(names, np.column_stack(columns), cell_rows, cell_of_row.ravel(),
+                     kind="crossed", report=groups.empty_groups)

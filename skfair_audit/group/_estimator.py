@@ -7,21 +7,39 @@ from collections.abc import Mapping
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
-from sklearn.utils._tags import ClassifierTags
+from sklearn.utils import ClassifierTags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..utils import check_alpha
+from ..utils import (
+    ARRAY_LIKE,
+    BOOLEAN,
+    CALLABLE,
+    N_JOBS,
+    POSITIVE_INT,
+    PROBABILITY,
+    RANDOM_STATE,
+    STRING,
+    InstanceOf,
+    Interval,
+    Options,
+    Predicate,
+    check_params,
+)
 from ._collections import GroupCollection, boxes, intersections, intervals
-from ._metrics import POS_LABEL_METRICS, as_array, get_metric
+from ._metrics import POS_LABEL_METRICS, Metric, as_array, get_metric
 from ._procedures import certify_bounds, certify_threshold, equalized_odds, flag_groups
-
-__all__ = ["GroupDisparityAuditor"]
+from ._summary import ALTERNATIVES, DEFAULT_ALTERNATIVES, SCALE_CONSTRAINTS
 
 PROCEDURES = ("bounds", "threshold", "flag", "equalized_odds")
 GROUP_KINDS = ("intersections", "intervals", "boxes")
 RESPONSE_METHODS = ("predict", "predict_proba", "decision_function")
-_DEFAULT_ALTERNATIVE = {"bounds": "two-sided", "threshold": "greater", "flag": "greater"}
+
+
+def _is_column_list(value):
+    items = list(value)
+    return all(isinstance(v, (str, numbers.Integral)) and not isinstance(v, bool)
+               for v in items) and len(items) > 0
 
 
 class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
@@ -73,9 +91,11 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
           (:func:`~skfair_audit.group.boxes`).
         - a prebuilt :class:`~skfair_audit.group.GroupCollection` over the audit rows (then
           the sensitive features are not used).
-    sensitive_columns : list of str or int, optional
-        Columns of ``X`` holding the sensitive features, used when :meth:`audit` / :meth:`score`
-        get no ``sensitive_features``.
+    protected : list of str or int, optional
+        The protected columns of ``X`` (names with a DataFrame, or positions): their values
+        are the sensitive features when :meth:`audit` / :meth:`score` get no
+        ``sensitive_features`` (the same parameter as in ``FaithAuditor`` and
+        ``FairModelSelector``; see the glossary).
     depth : int, optional
         Largest number of attributes intersected (default: all).
     min_size : int, default=0
@@ -92,7 +112,8 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
     alternative : str, optional
         ``"bounds"``: ``"lower"``, ``"upper"`` or ``"two-sided"`` (default); ``"threshold"``:
         ``"greater"`` (default), ``"less"`` or ``"within"``; ``"flag"``: ``"greater"``
-        (default), ``"less"`` or ``"two-sided"``. Ignored by ``"equalized_odds"``.
+        (default), ``"less"`` or ``"two-sided"``. Ignored by ``"equalized_odds"``. The
+        defaults are those of the functions and of the command line.
     alpha : float, default=0.1
         Simultaneous error level of ``"bounds"``, ``"threshold"`` and ``"equalized_odds"``.
     q : float, default=0.1
@@ -115,12 +136,12 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
     threshold : float, optional
         With a score ``response_method``, predict ``classes_[1]`` when the score is
         ``>= threshold`` (binary metrics on a score model).
-    drop_sensitive : bool, default=False
-        Whether ``sensitive_columns`` are removed from ``X`` before the model sees it (in
+    drop_protected : bool, default=False
+        Whether ``protected`` are removed from ``X`` before the model sees it (in
         :meth:`fit` and at prediction).
     n_resamples : int, default=1000
     batch_size : int, optional
-    random_state : int, RandomState instance or None
+    random_state : None, int, RandomState, Generator or SeedSequence
     n_jobs : int, optional
         Parallel bootstrap batches; results are identical for any value.
 
@@ -169,7 +190,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = pd.DataFrame({"group": rng.choice([0, 1], 3000), "x": rng.normal(size=3000)})
     >>> y = (rng.random(3000) < 0.3 + 0.4 * X.group).astype(int)
-    >>> auditor = GroupDisparityAuditor(LogisticRegression(), sensitive_columns=["group"],
+    >>> auditor = GroupDisparityAuditor(LogisticRegression(), protected=["group"],
     ...                                 procedure="flag", epsilon0=0.05)
     >>> result = auditor.fit(X[:1500], y[:1500]).audit(X[1500:], y[1500:])
     >>> result.names, result.flagged.tolist()
@@ -185,7 +206,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         metric="false_positive_rate",
         procedure="bounds",
         groups=None,
-        sensitive_columns=None,
+        protected=None,
         depth=None,
         min_size=0,
         bins=10,
@@ -201,7 +222,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         pos_label=None,
         response_method="predict",
         threshold=None,
-        drop_sensitive=False,
+        drop_protected=False,
         n_resamples=1000,
         batch_size=None,
         random_state=None,
@@ -211,7 +232,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         self.metric = metric
         self.procedure = procedure
         self.groups = groups
-        self.sensitive_columns = sensitive_columns
+        self.protected = protected
         self.depth = depth
         self.min_size = min_size
         self.bins = bins
@@ -227,7 +248,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         self.pos_label = pos_label
         self.response_method = response_method
         self.threshold = threshold
-        self.drop_sensitive = drop_sensitive
+        self.drop_protected = drop_protected
         self.n_resamples = n_resamples
         self.batch_size = batch_size
         self.random_state = random_state
@@ -271,37 +292,52 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
             self.classes_ = np.asarray(classes)
         return self
 
+    _parameter_constraints = {
+        "estimator": [Predicate(lambda e: hasattr(e, "fit"), "an estimator (with fit)")],
+        "metric": [STRING, InstanceOf((Metric,), "a Metric"), CALLABLE],
+        "procedure": [Options(PROCEDURES)],
+        "groups": [None, Options(GROUP_KINDS), InstanceOf((GroupCollection,),
+                                                          "a GroupCollection")],
+        "protected": [None, STRING, Interval("integral"),
+                      Predicate(_is_column_list, "a list of column names or positions")],
+        "depth": [None, Interval("integral", 1, None)],
+        "min_size": [Interval("integral", 0, None)],
+        "bins": [Interval("integral", 1, None), ARRAY_LIKE],
+        "target": [Interval("real"), STRING],
+        "alternative": [None, Options(tuple(dict.fromkeys(
+            a for choices in ALTERNATIVES.values() for a in choices)))],
+        "alpha": [PROBABILITY],
+        "q": [PROBABILITY],
+        "epsilon0": [None, Interval("real")],
+        **SCALE_CONSTRAINTS,
+        "se": [Options(("delta", "bootstrap"))],
+        "response_method": [Options(RESPONSE_METHODS)],
+        "threshold": [None, Interval("real")],
+        "drop_protected": [BOOLEAN],
+        "n_resamples": [POSITIVE_INT],
+        "batch_size": [None, POSITIVE_INT],
+        "random_state": [RANDOM_STATE],
+        "n_jobs": N_JOBS,
+    }
+
     def _check_params(self):
-        if self.procedure not in PROCEDURES:
-            raise ValueError(
-                f"procedure must be one of {list(PROCEDURES)}, got {self.procedure!r}."
-            )
-        groups = self.groups
-        if not (groups is None or isinstance(groups, GroupCollection)
-                or (isinstance(groups, str) and groups in GROUP_KINDS)):
-            raise ValueError(
-                f"groups must be None, one of {list(GROUP_KINDS)} or a GroupCollection, got "
-                f"{groups!r}."
-            )
-        if self.response_method not in RESPONSE_METHODS:
-            raise ValueError(
-                f"response_method must be one of {list(RESPONSE_METHODS)}, got "
-                f"{self.response_method!r}."
-            )
-        check_alpha(self.alpha)
-        check_alpha(self.q, "q")
-        if not isinstance(self.n_resamples, numbers.Integral) or self.n_resamples < 1:
-            raise ValueError(f"n_resamples must be a positive integer, got {self.n_resamples!r}.")
-        if not isinstance(self.min_size, numbers.Integral) or self.min_size < 0:
-            raise ValueError(f"min_size must be a non-negative integer, got {self.min_size!r}.")
-        if self.drop_sensitive and not self.sensitive_columns:
-            raise ValueError("drop_sensitive=True needs sensitive_columns.")
+        """Declarative checks of every parameter, then the combinations."""
+        check_params(self.get_params(deep=False), self._parameter_constraints,
+                     type(self).__name__)
+        if self.procedure in ALTERNATIVES and self.alternative is not None:
+            if self.alternative not in ALTERNATIVES[self.procedure]:
+                raise ValueError(
+                    f"alternative must be one of {list(ALTERNATIVES[self.procedure])} with "
+                    f"procedure={self.procedure!r}, got {self.alternative!r}."
+                )
+        if self.drop_protected and not self.protected:
+            raise ValueError("drop_protected=True needs protected.")
         if self.procedure != "equalized_odds":
             get_metric(self.metric)  # unknown metric names fail at fit time
 
     def _sensitive_positions(self, X):
-        """Positions of ``sensitive_columns`` in ``X`` (names need a DataFrame)."""
-        columns = self.sensitive_columns
+        """Positions of ``protected`` in ``X`` (names need a DataFrame)."""
+        columns = self.protected
         if columns is None:
             return []
         if isinstance(columns, (str, numbers.Integral)):
@@ -328,7 +364,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         return positions
 
     def _model_input(self, X):
-        if not self.drop_sensitive:
+        if not self.drop_protected:
             return X
         keep = np.setdiff1d(np.arange(np.shape(X)[1]), self._sensitive_positions(X))
         if hasattr(X, "iloc"):
@@ -362,9 +398,9 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
     def _sensitive_data(self, X, sensitive_features):
         n_rows = np.shape(X)[0]
         if sensitive_features is None:
-            if self.sensitive_columns is None:
+            if self.protected is None:
                 raise ValueError(
-                    "no sensitive features: pass sensitive_features= or set sensitive_columns "
+                    "no sensitive features: pass sensitive_features= or set protected "
                     "to columns of X."
                 )
             positions = self._sensitive_positions(X)
@@ -486,7 +522,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Audit outcomes.
         sensitive_features : DataFrame, Series, mapping or array-like, optional
-            Sensitive attributes of the audit rows (default: ``sensitive_columns`` of ``X``).
+            Sensitive attributes of the audit rows (default: ``protected`` of ``X``).
 
         Returns
         -------
@@ -507,7 +543,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
                                   epsilon0=self.epsilon0, pos_label=self._positive_label(),
                                   **scaling, **common)
         metric = self._metric()
-        alternative = self.alternative or _DEFAULT_ALTERNATIVE[procedure]
+        alternative = self.alternative or DEFAULT_ALTERNATIVES[procedure]
         epsilon0 = 0.0 if self.epsilon0 is None else self.epsilon0
         if procedure == "bounds":
             return certify_bounds(y_true, y_pred, collection, metric=metric,
@@ -540,6 +576,15 @@ def audit_score(result) -> float:
     See the Notes of :class:`GroupDisparityAuditor`. Groups without any row in the audit
     sample are ignored.
 
+    Parameters
+    ----------
+    result : GroupAuditResult
+        Bounds, certificates, flags or equalized odds.
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> import numpy as np
@@ -554,18 +599,16 @@ def audit_score(result) -> float:
     >>> bool(score == -res.upper.max())
     True
     """
-    if hasattr(result, "worst_disparity"):  # equalized odds
-        fpr = result.false_positive_rate
-        active = (fpr.sizes > 0) & (result.true_positive_rate.sizes > 0)
+    active = result.active
+    if not active.any():
+        raise ValueError("no group of the collection has a row in the audit sample.")
+    if result.procedure == "equalized_odds":
         if result.certified is not None:
             return float(np.mean(result.certified[active]))
         return -float(np.max(result.worst_disparity[active]))
-    active = result.sizes > 0
-    if not active.any():
-        raise ValueError("no group of the collection has a row in the audit sample.")
-    if hasattr(result, "flagged"):
+    if result.procedure == "flag":
         return -float(np.mean(result.flagged[active]))
-    if hasattr(result, "certified"):
+    if result.procedure == "threshold":
         return float(np.mean(result.certified[active]))
     lower, upper = result.lower[active], result.upper[active]
     if result.alternative == "lower":

@@ -21,7 +21,7 @@ from functools import partial
 
 import numpy as np
 
-__all__ = ["Metric", "get_metric", "available_metrics"]
+from ..utils import check_no_missing, encode_categories, sorted_levels, user_stacklevel
 
 
 def as_array(values, name: str) -> np.ndarray:
@@ -34,56 +34,53 @@ def as_array(values, name: str) -> np.ndarray:
     return arr
 
 
-def _has_missing(arr: np.ndarray) -> bool:
-    if arr.dtype.kind in "fc":
-        return bool(np.isnan(arr).any())
-    if arr.dtype.kind == "O":
-        return any(v is None or (isinstance(v, float) and v != v) for v in arr.ravel())
-    return False
-
-
 def _check_no_missing(arr: np.ndarray, name: str) -> None:
-    if _has_missing(arr):
-        raise ValueError(f"{name} contains NaN/None values; drop or impute them before auditing.")
+    check_no_missing(arr, name)
 
 
-def _sorted_values(values) -> list:
-    try:
-        return sorted(values)
-    except TypeError:
-        return sorted(values, key=repr)
+def _binary_pos_mask(arr: np.ndarray, pos_label, name: str, metric: str):
+    """``(arr == pos_label, labels)`` after checking that ``arr`` has at most one other label.
 
-
-def _binary_pos_mask(arr: np.ndarray, pos_label, name: str, metric: str) -> np.ndarray:
-    """``arr == pos_label`` after checking that ``arr`` has at most one other label."""
-    _check_no_missing(arr, name)
+    One pass of the shared encoder (hash or bincount, never a sort of the rows).
+    """
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D for metric {metric!r}, got shape {arr.shape}.")
+    codes, labels = encode_categories(arr, name)
     if pos_label is None:
-        observed = set(np.unique(arr).tolist())
+        observed = set(labels)
         for candidate in ({0, 1}, {-1, 1}):
             if observed <= candidate:
                 pos_label = 1
                 break
         else:
             raise ValueError(
-                f"metric {metric!r}: labels {_sorted_values(observed)} are not in {{0, 1}} or "
+                f"metric {metric!r}: labels {sorted_levels(observed)} are not in {{0, 1}} or "
                 "{-1, 1}; pass pos_label (--pos-label on the command line) to say which label "
                 "is positive."
             )
-    return arr == pos_label
+    hits = [k for k, label in enumerate(labels) if _equal(label, pos_label)]
+    if not hits:
+        return np.zeros(arr.shape[0], dtype=bool), labels, pos_label
+    return codes == hits[0], labels, pos_label
+
+
+def _equal(a, b):
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 def _check_binary_pair(y, y_pred, pos_label, metric: str):
     """Positive masks of ``y`` and ``y_pred`` with a shared negative label."""
-    y_pos = _binary_pos_mask(y, pos_label, "y", metric)
-    p_pos = _binary_pos_mask(y_pred, pos_label, "y_pred", metric)
-    others = set(np.unique(y[~y_pos]).tolist()) | set(np.unique(y_pred[~p_pos]).tolist())
+    y_pos, y_labels, pos = _binary_pos_mask(y, pos_label, "y", metric)
+    p_pos, p_labels, _ = _binary_pos_mask(y_pred, pos_label, "y_pred", metric)
+    others = {v for v in (*y_labels, *p_labels) if not _equal(v, pos)}
     if len(others) > 1:
-        pos = 1 if pos_label is None else pos_label
+        shown = 1 if pos_label is None else pos_label
         raise ValueError(
-            f"metric {metric!r} needs binary labels {{negative, positive={pos!r}}}; y and "
-            f"y_pred hold several non-positive labels {_sorted_values(others)}."
+            f"metric {metric!r} needs binary labels {{negative, positive={shown!r}}}; y and "
+            f"y_pred hold several non-positive labels {sorted_levels(others)}."
         )
     return y_pos, p_pos
 
@@ -101,36 +98,45 @@ _BINARY = {
     "false_omission_rate": ("pred_neg", "y_pos"),
 }
 
+#: Metrics whose label and prediction are both binary labels.
+BINARY_METRICS = frozenset(_BINARY)
+
 #: Metrics (canonical names) that take a ``pos_label``: the positive label of a model's
 #: output defaults to ``classes_[1]`` for them.
 POS_LABEL_METRICS = frozenset(_BINARY) | {"selection_rate", "calibration", "calibration_residual"}
 
 
-def _binary_events(y, y_pred, pos_label, metric):
-    y_pos, p_pos = _check_binary_pair(y, y_pred, pos_label, metric)
-    return {"y_pos": y_pos, "y_neg": ~y_pos, "pred_pos": p_pos, "pred_neg": ~p_pos}
+def _event(masks, name):
+    """One of ``y_pos``, ``y_neg``, ``pred_pos``, ``pred_neg`` from the positive masks."""
+    mask = masks[0] if name.startswith("y_") else masks[1]
+    return ~mask if name.endswith("_neg") else mask
 
 
 def _binary_value(y, y_pred, *, metric, pos_label):
-    return _binary_events(y, y_pred, pos_label, metric)[_BINARY[metric][1]].astype(float)
+    return _event(_check_binary_pair(y, y_pred, pos_label, metric), _BINARY[metric][1])
 
 
 def _binary_condition(y, y_pred, *, metric, pos_label):
-    return _binary_events(y, y_pred, pos_label, metric)[_BINARY[metric][0]]
+    return _event(_check_binary_pair(y, y_pred, pos_label, metric), _BINARY[metric][0])
+
+
+def _binary_rows(y, y_pred, *, metric, pos_label):
+    """``(value, condition)`` of a binary metric with one check of the labels."""
+    masks = _check_binary_pair(y, y_pred, pos_label, metric)
+    condition, value = _BINARY[metric]
+    return _event(masks, value), _event(masks, condition)
 
 
 def _selection_value(y, y_pred, *, pos_label):
-    return _binary_pos_mask(y_pred, pos_label, "y_pred", "selection_rate").astype(float)
+    return _binary_pos_mask(y_pred, pos_label, "y_pred", "selection_rate")[0]
 
 
 def _error_value(y, y_pred):
-    _check_no_missing(y, "y")
-    _check_no_missing(y_pred, "y_pred")
-    return (np.asarray(y) != np.asarray(y_pred)).astype(float)
+    return np.asarray(y) != np.asarray(y_pred)
 
 
 def _accuracy_value(y, y_pred):
-    return 1.0 - _error_value(y, y_pred)
+    return np.asarray(y) == np.asarray(y_pred)
 
 
 # --- prediction sets ---------------------------------------------------------------------
@@ -152,11 +158,11 @@ def _coverage_value(y, y_pred, *, classes):
         unknown = set(np.unique(y).tolist()) - set(index)
         if unknown:
             raise ValueError(
-                f"coverage: labels {_sorted_values(unknown)} of y are not columns of the "
+                f"coverage: labels {sorted_levels(unknown)} of y are not columns of the "
                 f"prediction-set matrix (classes {labels.tolist()})."
             )
         cols = np.array([index[v] for v in y.tolist()], dtype=np.intp)
-        return y_pred[np.arange(y.size), cols].astype(float)
+        return y_pred[np.arange(y.size), cols]
     if y_pred.shape[1] != 2:
         raise ValueError(
             f"coverage with numeric y_pred needs 2 columns [low, high], got {y_pred.shape[1]}."
@@ -170,10 +176,10 @@ def _coverage_value(y, y_pred, *, classes):
             f"coverage: {crossed.size} interval(s) have low > high (e.g. rows "
             f"{crossed[:5].tolist()}); they are empty and count as not covering.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
     y = y.astype(float)
-    return ((low <= y) & (y <= high)).astype(float)
+    return (low <= y) & (y <= high)
 
 
 # --- scores ------------------------------------------------------------------------------
@@ -190,7 +196,7 @@ def _check_scores(y_pred, metric):
 
 def _calibration_value(y, y_pred, *, pos_label, bin):
     _check_scores(y_pred, "calibration")
-    return _binary_pos_mask(y, pos_label, "y", "calibration").astype(float)
+    return _binary_pos_mask(y, pos_label, "y", "calibration")[0]
 
 
 def _calibration_condition(y, y_pred, *, pos_label, bin):
@@ -202,7 +208,7 @@ def _calibration_condition(y, y_pred, *, pos_label, bin):
 
 def _calibration_residual_value(y, y_pred, *, pos_label):
     scores = _check_scores(y_pred, "calibration_residual")
-    return _binary_pos_mask(y, pos_label, "y", "calibration_residual").astype(float) - scores
+    return _binary_pos_mask(y, pos_label, "y", "calibration_residual")[0] - scores
 
 
 # --- regression --------------------------------------------------------------------------
@@ -239,6 +245,9 @@ class Metric:
         Domain ``(low, high)`` of :math:`L`; values outside raise ``ValueError``.
     params : tuple of (str, object) pairs
         The parameters the metric was built with (immutable; see :attr:`parameters`).
+    joint : callable or None
+        Optional ``joint(y, y_pred) -> (values, condition)``, the same as ``value`` and
+        ``condition`` computed together (one check of the labels for binary metrics).
 
     Examples
     --------
@@ -254,6 +263,7 @@ class Metric:
     condition: Callable | None = None
     bounds: tuple = (-np.inf, np.inf)
     params: tuple = field(default=())
+    joint: Callable | None = field(default=None, repr=False)
 
     @property
     def parameters(self) -> dict:
@@ -267,11 +277,35 @@ class Metric:
     def evaluate(self, y, y_pred):
         """Per-row values and the mask of rows that count.
 
+        Parameters
+        ----------
+        y, y_pred : array-like of shape (n,) (``y_pred`` may be 2-D for coverage)
+
         Returns
         -------
         values : ndarray of float, shape (n,)
             :math:`L_i` (meaningful on the masked rows; other rows are 0).
         rows : ndarray of bool, shape (n,)
+        """
+        values, rows = self.row_values(y, y_pred)
+        if rows is None:
+            return values.astype(float), np.ones(values.shape[0], dtype=bool)
+        return np.where(rows, values, 0.0), rows
+
+    def row_values(self, y, y_pred):
+        """:math:`L_i` and the condition in their compact form (for one pass over the rows).
+
+        Parameters
+        ----------
+        y, y_pred : array-like of shape (n,) (``y_pred`` may be 2-D for coverage)
+
+        Returns
+        -------
+        values : ndarray of shape (n,)
+            Boolean for the binary metrics (:math:`L \\in \\{0, 1\\}`), float otherwise;
+            meaningful on the rows where the condition holds.
+        rows : ndarray of bool of shape (n,), or None
+            The condition (``None``: every row counts).
         """
         y = as_array(y, "y")
         y_pred = as_array(y_pred, "y_pred")
@@ -279,20 +313,31 @@ class Metric:
             raise ValueError(
                 f"y and y_pred have different lengths ({y.shape[0]} and {y_pred.shape[0]})."
             )
-        _check_no_missing(y_pred, "y_pred")
-        _check_no_missing(y, "y")
-        if self.condition is None:
-            rows = np.ones(y.shape[0], dtype=bool)
+        check_no_missing(y_pred, "y_pred")
+        check_no_missing(y, "y")
+        rows = None
+        if self.joint is not None:
+            values, rows = self.joint(y, y_pred)
         else:
-            rows = np.asarray(self.condition(y, y_pred), dtype=bool)
+            values = self.value(y, y_pred)
+            if self.condition is not None:
+                rows = self.condition(y, y_pred)
+        if rows is not None:
+            rows = np.asarray(rows, dtype=bool)
             if rows.shape != (y.shape[0],):
                 raise ValueError(f"condition of {self.name!r} must return a mask of shape (n,).")
-        values = np.asarray(self.value(y, y_pred), dtype=float)
+        values = np.asarray(values)
         if values.shape != (y.shape[0],):
             raise ValueError(
                 f"metric {self.name!r} must return one value per row, got shape {values.shape}."
             )
-        used = values[rows]
+        if values.dtype == bool:
+            if self.bounds[0] > 0 or self.bounds[1] < 1:
+                raise ValueError(f"metric {self.name!r} returned 0/1 values outside its "
+                                 f"domain [{self.bounds[0]}, {self.bounds[1]}].")
+            return values, rows
+        values = values.astype(float, copy=False)
+        used = values if rows is None else values[rows]
         if not np.isfinite(used).all():
             raise ValueError(f"metric {self.name!r} returned NaN or infinite values.")
         low, high = self.bounds
@@ -302,7 +347,7 @@ class Metric:
                 f"metric {self.name!r} returned values {outside[:5].tolist()} outside its "
                 f"domain [{low}, {high}]."
             )
-        return np.where(rows, values, 0.0), rows
+        return values, rows
 
 
 _ALIASES = {
@@ -333,7 +378,12 @@ _OTHER = (
 
 
 def available_metrics() -> list[str]:
-    """Names accepted by :func:`get_metric` (aliases excluded)."""
+    """Names accepted by :func:`get_metric` (aliases excluded).
+
+    Returns
+    -------
+    list of str
+    """
     return sorted([*_BINARY, *_OTHER])
 
 
@@ -409,6 +459,7 @@ def get_metric(metric, /, **params) -> Metric:
             partial(_binary_condition, metric=key, pos_label=pos),
             (0.0, 1.0),
             frozen,
+            partial(_binary_rows, metric=key, pos_label=pos),
         )
     if key == "selection_rate":
         _check_params(key, params, {"pos_label"})

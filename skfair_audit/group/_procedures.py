@@ -26,213 +26,37 @@ Journal of Machine Learning Research 25(149), 1–49.
 
 from __future__ import annotations
 
-import numbers
-import warnings
-from collections.abc import Mapping
-from dataclasses import dataclass
-
 import numpy as np
 
-from .._resampling import seed_sequence
-from ..utils import check_alpha
-from ._bootstrap import (
-    DegenerateBootstrapWarning,
-    DisparityProcess,
-    SufficientStatistics,
-    _global_sd,
-    compute_scales,
-    critical_value,
-    delta_method_se,
-    normal_pvalues,
-    run_bootstrap,
-)
-from ._collections import GroupCollection, intersections, masks, tree_leaves
-from ._metrics import as_array, get_metric
-from ._multiple_testing import benjamini_hochberg
+from ..utils import PROBABILITY, Interval, Options, seed_sequence, validate_params
+from ._collections import tree_leaves
+from ._metrics import as_array
 from ._results import (
     EqualizedOddsResult,
     GroupBoundsResult,
     GroupCertificationResult,
     GroupFlagResult,
-    _AuditContext,
+)
+from ._summary import (
+    ALTERNATIVES,
+    BOOTSTRAP_CONSTRAINTS,
+    FINITE,
+    SCALE_CONSTRAINTS,
+    TARGET,
+    AuditSummary,
+    resolve_metric,
 )
 
-__all__ = [
-    "certify_bounds",
-    "certify_threshold",
-    "flag_groups",
-    "flag_groups_split",
-    "equalized_odds",
-]
+_DATA = {"target": TARGET}
 
 
-@dataclass(frozen=True, eq=False)
-class AuditSummary:
-    """What every procedure needs from an audit trail: groups, atoms, target, estimates.
-
-    Built in memory by :func:`_prepare` (with the rows, for queries of groups outside the
-    collection) and over partitions by :mod:`skfair_audit.scale` (with the Poisson replicates).
-    """
-
-    metric: object
-    groups: GroupCollection
-    stats: SufficientStatistics
-    target_kind: str
-    theta_hat: float
-    sizes: np.ndarray
-    group_values: np.ndarray
-    estimates: np.ndarray
-    empty_groups: tuple
-
-    @property
-    def n(self) -> int:
-        return self.stats.n
-
-    @property
-    def active(self) -> np.ndarray:
-        return self.sizes > 0
+_CERTIFY_BOUNDS_PARAMETERS = {
+    **_DATA, "alternative": [Options(ALTERNATIVES["bounds"])], "alpha": [PROBABILITY],
+    **SCALE_CONSTRAINTS, **BOOTSTRAP_CONSTRAINTS,
+}
 
 
-@dataclass(frozen=True, eq=False)
-class _Audit(AuditSummary):
-    """An in-memory audit trail: also the per-row values and the condition mask."""
-
-    values: np.ndarray = None  # L on all rows (0 off the condition)
-    rows: np.ndarray = None  # condition mask
-
-
-def _as_collection(groups, n_rows):
-    if isinstance(groups, GroupCollection):
-        collection = groups
-    elif hasattr(groups, "columns") or isinstance(groups, Mapping):
-        collection = intersections(groups)
-    elif np.ndim(groups) == 1:
-        # One attribute (a Series, a list or a 1-D array of labels): its groups.
-        collection = intersections({getattr(groups, "name", None) or "group": groups})
-    else:
-        arr = as_array(groups, "groups")
-        if arr.ndim == 2 and arr.dtype == bool:
-            collection = masks(arr)
-        else:
-            raise ValueError(
-                "groups must be a GroupCollection, a DataFrame / mapping of sensitive "
-                "attributes, a 1-D array of group labels or a boolean (n_rows, n_groups) mask "
-                "array."
-            )
-    if collection.n_rows != n_rows:
-        raise ValueError(
-            f"groups describe {collection.n_rows} rows but y has {n_rows} rows."
-        )
-    if collection.n_groups == 0:
-        raise ValueError("the group collection is empty (every group was empty or dropped).")
-    return collection
-
-
-def _resolve_metric(metric, pos_label):
-    if isinstance(metric, str) and pos_label is not None:
-        return get_metric(metric, pos_label=pos_label)
-    if pos_label is not None:
-        raise ValueError("pos_label can only be combined with a metric given by name.")
-    return get_metric(metric)
-
-
-def _prepare(y, y_pred, groups, metric, target, pos_label, *, allow_reference=True):
-    metric = _resolve_metric(metric, pos_label)
-    values, rows = metric.evaluate(y, y_pred)
-    collection = _as_collection(groups, values.size)
-    n = int(rows.sum())
-    if n == 0:
-        raise ValueError(f"no row satisfies the condition of metric {metric.name!r}.")
-    reference = None
-    if isinstance(target, numbers.Real) and not isinstance(target, bool):
-        if not np.isfinite(target):
-            raise ValueError(f"a constant target must be finite, got {target!r}.")
-        kind, theta_hat = "constant", float(target)
-    elif isinstance(target, str) and target == "overall":
-        kind, theta_hat = "overall", float(values[rows].mean())
-    else:
-        if not allow_reference:
-            raise ValueError("this procedure supports a constant or 'overall' target only.")
-        if isinstance(target, str):
-            try:
-                reference = collection.mask(target)
-            except KeyError:
-                raise ValueError(
-                    f"target {target!r} is neither 'overall', a number nor a group of the "
-                    "collection (pass a boolean row mask for another reference group)."
-                ) from None
-        else:
-            reference = as_array(target, "target")
-            if reference.dtype != bool or reference.shape != rows.shape:
-                raise ValueError(
-                    "target must be a number, 'overall', a group name or a boolean row mask "
-                    f"of length {rows.size}."
-                )
-        in_ref = reference & rows
-        if not in_ref.any():
-            raise ValueError(
-                "the reference group has no row in the audit sample (rows where the "
-                f"condition of {metric.name!r} holds): its metric is undefined."
-            )
-        kind, theta_hat = "reference", float(values[in_ref].mean())
-    stats = SufficientStatistics.from_rows(
-        collection.cell_of_row[rows], values[rows], collection.n_cells,
-        None if reference is None else reference[rows],
-    )
-    sizes, group_values, empty = group_summary(stats, collection)
-    return _Audit(metric, collection, stats, kind, theta_hat, sizes, group_values,
-                  group_values - theta_hat, empty, values=values, rows=rows)
-
-
-def group_summary(stats, collection):
-    """Rows, metric value and emptiness of every group, from the atoms.
-
-    Warns about groups with a single row (no within-group variance).
-    """
-    n_g, s_g = stats.observed_group_sums(collection)
-    sizes = n_g.round().astype(np.int64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        group_values = np.where(sizes > 0, s_g / n_g, np.nan)
-    empty = tuple(collection.names[j] for j in np.flatnonzero(sizes == 0))
-    if np.any(sizes == 1):
-        warnings.warn(
-            f"{int(np.sum(sizes == 1))} group(s) have a single row in the audit sample; "
-            "their within-group standard deviation is 0 and their bounds are driven by "
-            "p_star and the global standard deviation.",
-            DegenerateBootstrapWarning,
-            stacklevel=4,
-        )
-    return sizes, group_values, empty
-
-
-def _check_choice(value, name, choices):
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}.")
-    return value
-
-
-def _check_scale_params(scale, p_star, w0):
-    _check_choice(scale, "scale", ("rescaled", "unscaled"))
-    p_star = float(p_star)
-    if not 0.0 <= p_star <= 1.0:
-        raise ValueError(f"p_star must be in [0, 1], got {p_star!r}.")
-    w0 = float(w0)
-    if not w0 > 0:
-        raise ValueError(f"w0 must be positive (np.inf for the global sd), got {w0!r}.")
-    return p_star, w0
-
-
-def _warn_if_degenerate(degenerate, audit):
-    if degenerate:
-        warnings.warn(
-            f"the metric {audit.metric.name!r} is constant on the audit sample: the bootstrap "
-            "distribution is degenerate (critical value 0) and the bounds equal the "
-            "estimates, without any coverage guarantee.",
-            DegenerateBootstrapWarning,
-            stacklevel=3,
-        )
-
-
+@validate_params(_CERTIFY_BOUNDS_PARAMETERS)
 def certify_bounds(
     y,
     y_pred,
@@ -240,7 +64,7 @@ def certify_bounds(
     *,
     metric,
     target="overall",
-    alternative="lower",
+    alternative="two-sided",
     alpha=0.1,
     scale="rescaled",
     p_star=0.01,
@@ -271,14 +95,14 @@ def certify_bounds(
     ----------
     y, y_pred : array-like of shape (n_rows,) (``y_pred`` may be 2-D for coverage)
         Outcomes and model outputs of the audit trail (numpy or pandas).
-    groups : GroupCollection, DataFrame or mapping of attributes
-        The collection (a DataFrame means all intersections of its columns).
+    groups : GroupCollection, DataFrame, mapping or 1-D array of labels
+        The collection, or the sensitive features whose intersections are the groups.
     metric : str, Metric or callable
         See :func:`get_metric`.
     target : float, "overall", str or bool array
         Known constant, the overall metric, or a reference group (name or row mask).
-    alternative : {"lower", "upper", "two-sided"}
-        Which bounds to report.
+    alternative : {"two-sided", "lower", "upper"}
+        Which bounds to report (default two-sided, as the estimator and the command line).
     alpha : float
         Simultaneous error level in (0, 1).
     scale : {"rescaled", "unscaled"}
@@ -289,12 +113,17 @@ def certify_bounds(
     pos_label : optional
         Positive label, when ``metric`` is a name.
     n_resamples, batch_size, random_state, n_jobs
-        Bootstrap controls (:func:`skfair_audit._resampling.resample`); results do not depend
+        Bootstrap controls: replicates, replicates per batch (memory), seed (None, int,
+        RandomState, Generator or SeedSequence) and parallel workers; results do not depend
         on ``n_jobs``.
 
     Returns
     -------
     GroupBoundsResult
+
+    See Also
+    --------
+    AuditSummary.certify_bounds : the same on a summary (e.g. of a partitioned trail).
 
     Examples
     --------
@@ -311,72 +140,21 @@ def certify_bounds(
     >>> bool(ci.low < res.estimates[0] < ci.high)
     True
     """
-    alpha = check_alpha(alpha)
-    _check_choice(alternative, "alternative", ("lower", "upper", "two-sided"))
-    p_star, w0 = _check_scale_params(scale, p_star, w0)
-    audit = _prepare(y, y_pred, groups, metric, target, pos_label)
-    scales, degenerate = compute_scales(audit.stats, audit.groups, kind=scale, p_star=p_star,
-                                        w0=w0, power=1.5)
-    process = DisparityProcess(audit.stats, audit.groups, audit.target_kind, audit.theta_hat,
-                               False, (0.0, 0.0), scales, audit.active)
-    sups = run_bootstrap(process, n_resamples, batch_size=batch_size,
-                         random_state=random_state, n_jobs=n_jobs)
-    _warn_if_degenerate(degenerate, audit)
-    sd = _global_sd(audit.stats.atom_value, audit.stats.atom_count.astype(float))
-    context = _AuditContext(audit.values, audit.rows, audit.theta_hat, sd if sd > 0 else 1.0,
-                            scale, p_star, w0, 1.5)
-    return bounds_result(
-        audit, scales, sups, alpha=alpha, alternative=alternative, scale=scale,
-        method=f"multinomial bootstrap of the {scale} disparity process "
-               f"({n_resamples} resamples, target {audit.target_kind})",
-        context=context,
-    )
+    return AuditSummary.from_rows(y, y_pred, groups, metric=metric, target=target,
+                                  pos_label=pos_label).certify_bounds(
+        alternative=alternative, alpha=alpha, scale=scale, p_star=p_star, w0=w0,
+        n_resamples=n_resamples, batch_size=batch_size, random_state=random_state,
+        n_jobs=n_jobs)
 
 
-def disparity_range(audit):
-    """The values ε(G) = E[L | G] − θ can take, from the metric's domain [a, b].
-
-    Intersecting a confidence set with the parameter space keeps its coverage: the bounds of a
-    tiny group (valid, but ``c s_G / P_n(G)²`` wide) are clipped to this range, e.g. [−1, 1]
-    for a rate, or [a − θ, b − θ] for a known target θ.
-    """
-    low, high = audit.metric.bounds
-    if audit.target_kind == "constant":
-        return low - audit.theta_hat, high - audit.theta_hat
-    return low - high, high - low
+_CERTIFY_THRESHOLD_PARAMETERS = {
+    **_DATA, "epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["threshold"])],
+    "alpha": [PROBABILITY], "method": [Options(("auto", "kadane", "enumeration"))],
+    **SCALE_CONSTRAINTS, **BOOTSTRAP_CONSTRAINTS,
+}
 
 
-def bounds_result(audit, scales, sups, *, alpha, alternative, scale, method, context=None):
-    r"""Simultaneous bounds from the bootstrap suprema of the scaled disparity process.
-
-    Shared by the in-memory (multinomial) and partitioned (Poisson) bootstraps: ``sups`` has
-    one row per replicate with :math:`\sup_G T_b(G)/s_G` and :math:`\sup_G -T_b(G)/s_G`;
-    the bound of group G is :math:`\hat\epsilon(G) \mp c\, s_G / P_n(G)^2`, clipped to
-    :func:`disparity_range`.
-    """
-    dist = {"lower": sups[:, 0], "upper": sups[:, 1]}.get(alternative, sups.max(axis=1))
-    c = critical_value(dist, alpha)
-    p = audit.sizes / audit.n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        width = np.where(audit.active, c * scales / p**2, np.inf)
-    est = np.where(audit.active, audit.estimates, np.nan)
-    low_range, high_range = disparity_range(audit)
-    lower = np.where(audit.active, np.maximum(est - width, low_range), -np.inf)
-    upper = np.where(audit.active, np.minimum(est + width, high_range), np.inf)
-    if alternative == "lower":
-        upper = np.full_like(upper, np.inf)
-    elif alternative == "upper":
-        lower = np.full_like(lower, -np.inf)
-    return GroupBoundsResult(
-        names=audit.groups.names, sizes=audit.sizes, estimates=est,
-        group_values=audit.group_values, lower=lower, upper=upper, scales=scales,
-        target=audit.theta_hat, critical_value=c, alpha=alpha, alternative=alternative,
-        scale=scale, metric=audit.metric.name, n=audit.n, bootstrap_distribution=dist,
-        method=method, groups=audit.groups, empty_groups=audit.empty_groups,
-        _context=context,
-    )
-
-
+@validate_params(_CERTIFY_THRESHOLD_PARAMETERS)
 def certify_threshold(
     y,
     y_pred,
@@ -452,59 +230,20 @@ def certify_threshold(
     >>> bool(res.is_certified("x in [0, 5]"))
     True
     """
-    alpha = check_alpha(alpha)
-    _check_choice(alternative, "alternative", ("greater", "less", "within"))
-    _check_choice(method, "method", ("auto", "kadane", "enumeration"))
-    p_star, w0 = _check_scale_params(scale, p_star, w0)
-    if not isinstance(epsilon0, numbers.Real) or not np.isfinite(epsilon0):
-        raise ValueError(f"epsilon0 must be a finite number, got {epsilon0!r}.")
-    epsilon0 = float(epsilon0)
-    if alternative == "within" and epsilon0 < 0:
-        raise ValueError("epsilon0 must be non-negative for alternative='within'.")
-    audit = _prepare(y, y_pred, groups, metric, target, pos_label)
-    collection = audit.groups
-    kadane_ok = collection.kind == "intervals" and scale == "unscaled"
-    if method == "kadane" and not kadane_ok:
-        raise ValueError("method='kadane' needs an intervals collection and scale='unscaled'.")
-    use_kadane = method == "kadane" or (
-        method == "auto" and kadane_ok and not collection.small_groups
-    )
-    scales, degenerate = compute_scales(audit.stats, collection, kind=scale, p_star=p_star,
-                                        w0=w0, power=0.5)
-    eps = {"greater": (epsilon0, epsilon0), "less": (epsilon0, epsilon0),
-           "within": (-epsilon0, epsilon0)}[alternative]
-    process = DisparityProcess(audit.stats, collection, audit.target_kind, audit.theta_hat,
-                               True, eps, scales, audit.active, kadane=use_kadane)
-    sups = run_bootstrap(process, n_resamples, batch_size=batch_size,
-                         random_state=random_state, n_jobs=n_jobs)
-    dist = {"greater": sups[:, 0], "less": sups[:, 1]}.get(alternative, sups.max(axis=1))
-    c = critical_value(dist, alpha)
-    _warn_if_degenerate(degenerate, audit)
-    p = audit.sizes / audit.n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        width = c * scales / p
-    est = np.where(audit.active, audit.estimates, np.nan)
-    lower = np.where(audit.active, est - width, -np.inf)
-    upper = np.where(audit.active, est + width, np.inf)
-    if alternative == "greater":
-        certified = audit.active & (lower > epsilon0)
-        upper = np.full_like(upper, np.inf)
-    elif alternative == "less":
-        certified = audit.active & (upper < epsilon0)
-        lower = np.full_like(lower, -np.inf)
-    else:
-        certified = audit.active & (lower > -epsilon0) & (upper < epsilon0)
-    return GroupCertificationResult(
-        names=collection.names, sizes=audit.sizes, estimates=est,
-        group_values=audit.group_values, certified=certified, lower=lower, upper=upper,
-        scales=scales, target=audit.theta_hat, epsilon0=epsilon0, critical_value=c,
-        alpha=alpha, alternative=alternative, scale=scale, metric=audit.metric.name,
-        n=audit.n, bootstrap_distribution=dist,
-        method="kadane" if use_kadane else "enumeration", groups=collection,
-        empty_groups=audit.empty_groups,
-    )
+    return AuditSummary.from_rows(y, y_pred, groups, metric=metric, target=target,
+                                  pos_label=pos_label).certify_threshold(
+        epsilon0=epsilon0, alternative=alternative, alpha=alpha, scale=scale, p_star=p_star,
+        w0=w0, method=method, n_resamples=n_resamples, batch_size=batch_size,
+        random_state=random_state, n_jobs=n_jobs)
 
 
+_FLAG_GROUPS_PARAMETERS = {
+    **_DATA, "epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["flag"])],
+    "q": [PROBABILITY], "se": [Options(("delta", "bootstrap"))], **BOOTSTRAP_CONSTRAINTS,
+}
+
+
+@validate_params(_FLAG_GROUPS_PARAMETERS)
 def flag_groups(
     y,
     y_pred,
@@ -568,85 +307,22 @@ def flag_groups(
     >>> res.flagged.tolist()
     [False, False, True]
     """
-    q, epsilon0 = check_flag_params(q, alternative, epsilon0)
-    _check_choice(se, "se", ("delta", "bootstrap"))
-    audit = _prepare(y, y_pred, groups, metric, target, pos_label)
-    if se == "delta":
-        std = null_standard_errors(audit, epsilon0, alternative)
-    else:
-        process = DisparityProcess(audit.stats, audit.groups, audit.target_kind,
-                                   audit.theta_hat, False, (0.0, 0.0),
-                                   np.ones(audit.groups.n_groups), audit.active)
-        reps = run_bootstrap(process, n_resamples, batch_size=batch_size,
-                             random_state=random_state, n_jobs=n_jobs,
-                             statistic=process.replicate_estimates)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            std = np.nanstd(reps, axis=0, ddof=1)
-        # A group whose metric is constant has no bootstrap variance of its own (only the
-        # target's), which would make a 3-row group look significant: give such groups the
-        # null-centred standard error instead.
-        n_g, s_g = audit.stats.observed_group_sums(audit.groups)
-        _, s2_g = audit.stats.observed_group_sums(audit.groups, power=2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            within_var = s2_g / n_g - (s_g / n_g) ** 2
-        constant = audit.active & (within_var <= 1e-12 * np.maximum(1.0, s2_g / n_g))
-        if np.any(constant):
-            std = np.where(constant, np.maximum(std, null_standard_errors(
-                audit, epsilon0, alternative)), std)
-    return flag_result(audit, std, epsilon0=epsilon0, alternative=alternative, q=q,
-                       se_method=se)
+    return AuditSummary.from_rows(y, y_pred, groups, metric=metric, target=target,
+                                  pos_label=pos_label).flag_groups(
+        epsilon0=epsilon0, alternative=alternative, q=q, se=se, n_resamples=n_resamples,
+        batch_size=batch_size, random_state=random_state, n_jobs=n_jobs)
 
 
-def check_flag_params(q, alternative, epsilon0):
-    """Validate the FDR level, the direction and the null threshold of flagging."""
-    q = check_alpha(q, "q")
-    _check_choice(alternative, "alternative", ("greater", "less", "two-sided"))
-    if not isinstance(epsilon0, numbers.Real) or not np.isfinite(epsilon0):
-        raise ValueError(f"epsilon0 must be a finite number, got {epsilon0!r}.")
-    epsilon0 = float(epsilon0)
-    if alternative == "two-sided" and epsilon0 < 0:
-        raise ValueError("epsilon0 must be non-negative for a two-sided null |eps| <= eps0.")
-    return q, epsilon0
+_FLAG_GROUPS_SPLIT_PARAMETERS = {
+    **_DATA, "epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["flag"])],
+    "q": [PROBABILITY], "test_size": [Interval("real", 0, 1, closed="neither")],
+    "max_depth": [Interval("integral", 1, None)],
+    "min_samples_leaf": [None, Interval("integral", 1, None)],
+    "se": [Options(("delta", "bootstrap"))], "random_state": BOOTSTRAP_CONSTRAINTS["random_state"],
+}
 
 
-def null_standard_errors(audit, epsilon0, alternative):
-    """Delta-method standard errors centred at the boundary of each group's null.
-
-    A score-type variance: it is the Wald variance at the boundary, and never 0 for a small
-    group whose metric happens to be constant.
-    """
-    boundary = epsilon0 if alternative != "two-sided" else np.where(
-        audit.estimates < 0, -epsilon0, epsilon0)
-    return delta_method_se(audit.stats, audit.groups, audit.target_kind, audit.theta_hat,
-                           null_disparity=boundary)
-
-
-def flag_result(audit, std, *, epsilon0, alternative, q, se_method):
-    """Per-group p-values and Benjamini–Hochberg flags from standard errors ``std``."""
-    std = np.where(audit.active, std, np.nan)
-    if np.any(audit.active & (std == 0)):
-        warnings.warn(
-            f"{int(np.sum(audit.active & (std == 0)))} group(s) have a zero standard error "
-            "(constant metric); their p-values are 0 or 1.",
-            DegenerateBootstrapWarning,
-            stacklevel=3,
-        )
-    est = np.where(audit.active, audit.estimates, np.nan)
-    pvalues, z = normal_pvalues(est, std, epsilon0, alternative)
-    pvalues = np.where(audit.active, pvalues, 1.0)
-    flagged, adjusted = benjamini_hochberg(pvalues, q)
-    return GroupFlagResult(
-        names=audit.groups.names, sizes=audit.sizes, estimates=est,
-        group_values=audit.group_values, standard_errors=std,
-        statistics=np.where(audit.active, z, np.nan), pvalues=pvalues,
-        adjusted_pvalues=adjusted, flagged=flagged & audit.active, target=audit.theta_hat,
-        epsilon0=epsilon0, alternative=alternative, q=q, se_method=se_method,
-        metric=audit.metric.name, n=audit.n, groups=audit.groups,
-        empty_groups=audit.empty_groups,
-    )
-
-
+@validate_params(_FLAG_GROUPS_SPLIT_PARAMETERS)
 def flag_groups_split(
     X,
     y,
@@ -675,11 +351,19 @@ def flag_groups_split(
     Parameters
     ----------
     X : array-like or DataFrame of shape (n_rows, n_features)
+        Features on which the tree looks for groups.
+    y, y_pred, metric, target, pos_label
+        As in :func:`certify_bounds`.
+    epsilon0, alternative, q, se
+        As in :func:`flag_groups`.
     test_size : float
         Fraction of rows held out for testing.
     max_depth, min_samples_leaf : int
         Tree size (``min_samples_leaf`` defaults to ``max(20, 2% of the discovery rows)``).
-    random_state : int, optional
+    feature_names : list of str, optional
+        Names of the columns of ``X`` in the group names (default: the DataFrame's columns,
+        else ``x0, x1, ...``).
+    random_state : None, int, RandomState, Generator or SeedSequence
         Seeds the split and the tree.
 
     Returns
@@ -703,7 +387,7 @@ def flag_groups_split(
     from sklearn.model_selection import train_test_split
     from sklearn.tree import DecisionTreeRegressor
 
-    metric = _resolve_metric(metric, pos_label)
+    metric = resolve_metric(metric, pos_label)
     if feature_names is None and hasattr(X, "columns"):
         feature_names = [str(c) for c in X.columns]
     X_arr = as_array(X, "X")
@@ -728,6 +412,13 @@ def flag_groups_split(
                        epsilon0=epsilon0, alternative=alternative, q=q, se=se)
 
 
+_EQUALIZED_ODDS_PARAMETERS = {
+    **_DATA, "alpha": [PROBABILITY], "epsilon0": [None, *FINITE], **SCALE_CONSTRAINTS,
+    **BOOTSTRAP_CONSTRAINTS,
+}
+
+
+@validate_params(_EQUALIZED_ODDS_PARAMETERS)
 def equalized_odds(
     y,
     y_pred,
@@ -753,6 +444,20 @@ def equalized_odds(
     With ``epsilon0``: a group is certified when both rates are certified within
     :math:`\\pm\\epsilon_0` (``certify_threshold(alternative="within")``).
 
+    Parameters
+    ----------
+    y, y_pred, groups, target, pos_label
+        As in :func:`certify_bounds` (binary labels).
+    alpha : float
+        Simultaneous error level of the two audits together (each runs at ``alpha / 2``).
+    epsilon0 : float, optional
+        None: bounds; a number: certificates within :math:`\\pm\\epsilon_0`.
+    scale, p_star, w0
+        As in :func:`certify_bounds`.
+    n_resamples, batch_size, random_state, n_jobs
+        Bootstrap controls, as in :func:`certify_bounds` (the two audits get independent
+        streams spawned from ``random_state``).
+
     Returns
     -------
     EqualizedOddsResult
@@ -768,7 +473,6 @@ def equalized_odds(
     >>> bool(np.all(res.worst_disparity < 0.1))
     True
     """
-    alpha = check_alpha(alpha)
     seeds = seed_sequence(random_state).spawn(2)
     common = dict(target=target, alpha=alpha / 2, pos_label=pos_label, scale=scale,
                   p_star=p_star, w0=w0, n_resamples=n_resamples, batch_size=batch_size,

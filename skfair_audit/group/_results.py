@@ -18,30 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..utils import ConfidenceInterval, import_optional
-
-__all__ = [
-    "GroupBound",
-    "GroupBoundsResult",
-    "GroupCertificationResult",
-    "GroupFlagResult",
-    "EqualizedOddsResult",
-    "TiltBound",
-    "RKHSBoundsResult",
-]
-
-
-@dataclass(frozen=True, eq=False)
-class _AuditContext:
-    """What a result needs to evaluate a group given as a row mask."""
-
-    values: np.ndarray  # L on all rows of the audit trail (0 outside the condition)
-    rows: np.ndarray  # condition mask over all rows
-    theta_hat: float
-    sd: float
-    scale: str
-    p_star: float
-    w0: float
-    power: float
+from ._bootstrap import disparity_range, group_scales, simultaneous_bounds
+from ._protocol import GroupAuditResult, ResultTable, Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +48,17 @@ class GroupBound:
     guaranteed: bool
 
 
-class _GroupLookup:
+class _GroupLookup(GroupAuditResult):
     """Name / mask lookup shared by the per-group results."""
 
     def _position(self, group):
         return self.groups.index(group)
+
+    def _own_threshold(self, epsilon0, what):
+        """The verdict of flags and certificates is at the audit's own ``epsilon0``."""
+        if epsilon0 is not None and epsilon0 != self.epsilon0:
+            raise ValueError(f"these {what} are for epsilon0={self.epsilon0:g}.")
+        return np.asarray(self.names, dtype=object)
 
     def _frame(self, columns):
         pd = import_optional("pandas", "build a DataFrame from a result")
@@ -99,6 +83,10 @@ class _GroupLookup:
         ax.set_xlabel("disparity")
         ax.set_title(title)
         return ax
+
+
+def _sentence_list(names):
+    return "; ".join(names)
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,9 +120,14 @@ class GroupBoundsResult(_GroupLookup):
     bootstrap_distribution : ndarray of shape (n_resamples,)
         Bootstrap suprema whose quantile is ``critical_value``.
     method : str
+        How the critical value was computed, in words.
     groups : GroupCollection
     empty_groups : tuple of str
         Members of the collection without any row in the audit sample.
+    bootstrap : {"multinomial", "poisson"}
+        Which bootstrap ran: multinomial over the atoms (in memory, and partitioned trails
+        of a discrete metric) or Poisson row weights summed by the partitions (a continuous
+        metric on a partitioned trail).
     """
 
     names: tuple
@@ -155,7 +148,13 @@ class GroupBoundsResult(_GroupLookup):
     method: str
     groups: object
     empty_groups: tuple = ()
-    _context: _AuditContext = field(default=None, repr=False)
+    bootstrap: str = "multinomial"
+    _summary: object = field(default=None, repr=False)
+    _scaling: tuple = field(default=None, repr=False)
+
+    procedure = "bounds"
+    interval_description = "simultaneous bounds"
+    _TABLE = (("lower", "lower", "lower"), ("upper", "upper", "upper"))
 
     def __repr__(self):
         return (
@@ -170,7 +169,16 @@ class GroupBoundsResult(_GroupLookup):
         Any member of the calibrated collection can be queried (a mask whose rows equal a
         member's is that member). A group outside the collection has **no guarantee**:
         ``ValueError`` unless ``allow_outside=True``, which evaluates the same formula with
-        a warning.
+        a warning (row masks need an audit summary built in memory).
+
+        Parameters
+        ----------
+        group : str, int or ndarray of bool
+        allow_outside : bool
+
+        Returns
+        -------
+        GroupBound
         """
         try:
             j = self._position(group)
@@ -187,42 +195,63 @@ class GroupBoundsResult(_GroupLookup):
                           float(self.lower[j]), float(self.upper[j]), True)
 
     def confidence_interval(self, group, *, allow_outside=False) -> ConfidenceInterval:
-        """:class:`~skfair_audit.utils.ConfidenceInterval` of a group's disparity."""
+        """:class:`~skfair_audit.utils.ConfidenceInterval` of a group's disparity.
+
+        Parameters
+        ----------
+        group : str, int or ndarray of bool
+        allow_outside : bool
+            As in :meth:`bound`.
+
+        Returns
+        -------
+        ConfidenceInterval
+        """
         b = self.bound(group, allow_outside=allow_outside)
         return ConfidenceInterval(b.lower, b.upper)
 
     def _outside_bound(self, group):
-        ctx = self._context
+        summary = self._summary
         if isinstance(group, str):
             raise ValueError(f"no group named {group!r}; pass a boolean row mask instead.")
+        row_atom = None if summary is None else summary.row_atom
+        if row_atom is None:
+            raise ValueError("a group outside the collection is given by a row mask, which "
+                             "needs an audit summary built in memory from the rows.")
         mask = np.asarray(group.to_numpy() if hasattr(group, "to_numpy") else group)
-        if mask.dtype != bool or mask.shape != ctx.rows.shape:
-            raise ValueError(f"a group mask must be boolean of length {ctx.rows.size}.")
+        if mask.dtype != bool or mask.shape != row_atom.shape:
+            raise ValueError(f"a group mask must be boolean of length {row_atom.size}.")
         warnings.warn(
             "this group is not in the calibrated collection: its bound carries no "
             "simultaneous (or any) coverage guarantee.",
             UserWarning,
             stacklevel=2,
         )
-        sel = mask & ctx.rows
-        size = int(sel.sum())
+        atoms = row_atom[mask]
+        atoms = atoms[atoms >= 0]
+        size = atoms.size
         if size == 0:
             return GroupBound("<mask>", 0, float("nan"), -np.inf, np.inf, False)
-        vals = ctx.values[sel]
-        p = size / self.n
-        est = float(vals.mean() - ctx.theta_hat)
-        if ctx.scale == "unscaled":
-            s = 1.0
-        else:
-            lam = 0.0 if np.isinf(ctx.w0) else p / (p + ctx.w0)
-            s = max(p, ctx.p_star) ** ctx.power * (lam * vals.std() + (1 - lam) * ctx.sd)
-        width = self.critical_value * s / p**2
-        lower = est - width if self.alternative in ("lower", "two-sided") else -np.inf
-        upper = est + width if self.alternative in ("upper", "two-sided") else np.inf
+        vals = summary.stats.atom_value[atoms]
+        est = float(vals.mean() - summary.theta_hat)
+        scale, p_star, w0 = self._scaling
+        sd = summary.stats.global_sd() or 1.0
+        s = group_scales(np.array([size]), np.array([vals.sum()]), np.array([(vals**2).sum()]),
+                         self.n, sd, kind=scale, p_star=p_star, w0=w0)
+        lower, upper = simultaneous_bounds(
+            np.array([est]), s, np.array([size / self.n]), self.critical_value,
+            self.alternative,
+            disparity_range(summary.metric.bounds, summary.target_kind, summary.theta_hat))
+        lower, upper = lower[0], upper[0]
         return GroupBound("<mask>", size, est, float(lower), float(upper), False)
 
     def to_frame(self):
-        """A :class:`pandas.DataFrame` with one row per group."""
+        """A :class:`pandas.DataFrame` with one row per group.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self._frame({
             "group": list(self.names), "size": self.sizes, "value": self.group_values,
             "estimate": self.estimates, "lower": self.lower, "upper": self.upper,
@@ -234,11 +263,82 @@ class GroupBoundsResult(_GroupLookup):
 
         Groups are sorted by estimate; empty groups and groups with fewer than ``min_size``
         rows are left out (their bounds are valid but too wide to read).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        max_groups : int
+        min_size : int
+
+        Returns
+        -------
+        matplotlib Axes
         """
         return self._errorbar_plot(
             ax, self.estimates, self.lower, self.upper, 0.0, max_groups,
             f"{self.metric}: {100 * (1 - self.alpha):g}% simultaneous bounds", min_size,
         )
+
+    def verdict(self, epsilon0=None) -> Verdict:
+        """Without ``epsilon0`` the bounds are descriptive; with it, some non-empty group
+        fails when its bound does not certify the requested side of ``epsilon0``
+        (``"lower"``: lower bound > ε0; ``"upper"``: upper bound < ε0; ``"two-sided"``:
+        :math:`-|\\epsilon_0| <` lower and upper :math:`< |\\epsilon_0|`).
+
+        Parameters
+        ----------
+        epsilon0 : float, optional
+
+        Returns
+        -------
+        Verdict
+        """
+        active = self.active
+        if epsilon0 is None:
+            excluding = active & ((self.lower > 0) | (self.upper < 0))
+            return Verdict(False, False, "bounds only (no epsilon0 given: no gate)",
+                           f"{int(excluding.sum())} group(s) have bounds that exclude a zero "
+                           "disparity.")
+        if self.alternative == "lower":
+            ok = self.lower > epsilon0
+        elif self.alternative == "upper":
+            ok = self.upper < epsilon0
+        else:
+            ok = (self.lower > -abs(epsilon0)) & (self.upper < abs(epsilon0))
+        failing = tuple(np.asarray(self.names, dtype=object)[active & ~ok].tolist())
+        summary = ("some bounds do not certify the requested side of epsilon0" if failing
+                   else "every bound certifies the requested side of epsilon0")
+        details = (f"{int(active.sum()) - len(failing)} of {int(active.sum())} groups have "
+                   f"bounds on the requested side of {epsilon0:g}"
+                   + (f"; not: {_sentence_list(failing)}." if failing else "."))
+        return Verdict(bool(failing), True, summary, details, failing)
+
+    def guarantee(self) -> str:
+        """The guarantee of simultaneous bounds, in plain words.
+
+        Returns
+        -------
+        str
+        """
+        side = {"lower": "lower bounds", "upper": "upper bounds",
+                "two-sided": "intervals"}[self.alternative]
+        return (
+            f"The disparity of a group is ε(G) = {self._metric_words()}(G) − θ. With "
+            f"probability at least {1 - self.alpha:.0%} (as the sample grows), the {side} of "
+            f"all {int(self.active.sum())} groups hold at the same time: they can be read "
+            "together, and a group may be singled out after looking at them, with no further "
+            "multiple-testing correction."
+        )
+
+    def key_figures(self) -> dict:
+        """Metric, target, rows, groups, level, side and critical value.
+
+        Returns
+        -------
+        dict
+        """
+        return {**super().key_figures(), "α (simultaneous)": self.alpha,
+                "bounds": self.alternative, "critical value": self.critical_value}
 
 
 @dataclass(frozen=True, eq=False)
@@ -258,10 +358,14 @@ class GroupCertificationResult(_GroupLookup):
         ``"greater"`` certifies ``lower > epsilon0``, ``"less"`` ``upper < epsilon0`` and
         ``"within"`` ``lower > -epsilon0`` and ``upper < epsilon0`` (they are *not*
         confidence bounds except at :math:`\\epsilon(G) = \\pm\\epsilon_0`).
+    scales : ndarray
     critical_value : float
     bootstrap_distribution : ndarray
     method : str
         ``"kadane"`` (maximum-subarray over all grid intervals) or ``"enumeration"``.
+    empty_groups : tuple of str
+    bootstrap : {"multinomial", "poisson"}
+        As in :class:`GroupBoundsResult`.
     """
 
     names: tuple
@@ -284,6 +388,12 @@ class GroupCertificationResult(_GroupLookup):
     method: str
     groups: object
     empty_groups: tuple = ()
+    bootstrap: str = "multinomial"
+
+    procedure = "threshold"
+    interval_description = "simultaneous bounds"
+    _TABLE = (("lower", "lower", "lower"), ("upper", "upper", "upper"),
+              ("certified", "certified", "certified"))
 
     def __repr__(self):
         return (
@@ -293,10 +403,25 @@ class GroupCertificationResult(_GroupLookup):
         )
 
     def is_certified(self, group) -> bool:
-        """Certificate of a member of the collection (name, index or row mask)."""
+        """Certificate of a member of the collection (name, index or row mask).
+
+        Parameters
+        ----------
+        group : str, int or ndarray of bool
+
+        Returns
+        -------
+        bool
+        """
         return bool(self.certified[self._position(group)])
 
     def to_frame(self):
+        """A :class:`pandas.DataFrame` with one row per group.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self._frame({
             "group": list(self.names), "size": self.sizes, "value": self.group_values,
             "estimate": self.estimates, "lower": self.lower, "upper": self.upper,
@@ -304,11 +429,73 @@ class GroupCertificationResult(_GroupLookup):
         })
 
     def plot(self, ax=None, *, max_groups=40, min_size=1):
-        """Estimates and certification bounds per group (matplotlib axes)."""
+        """Estimates and certification bounds per group (matplotlib axes).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        max_groups, min_size : int
+            As in :meth:`GroupBoundsResult.plot`.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         return self._errorbar_plot(
             ax, self.estimates, self.lower, self.upper, self.epsilon0, max_groups,
             f"{self.metric}: certificates ({self.alternative} {self.epsilon0:g})", min_size,
         )
+
+    def _claim(self):
+        return {"greater": f"ε(G) > {self.epsilon0:g}", "less": f"ε(G) < {self.epsilon0:g}",
+                "within": f"|ε(G)| < {self.epsilon0:g}"}[self.alternative]
+
+    def verdict(self, epsilon0=None) -> Verdict:
+        """Fails when some non-empty group is not certified.
+
+        Parameters
+        ----------
+        epsilon0 : None
+            The threshold is the audit's own (:attr:`epsilon0`); another one is refused.
+
+        Returns
+        -------
+        Verdict
+        """
+        names = self._own_threshold(epsilon0, "certificates")
+        active = self.active
+        failing = tuple(names[active & ~self.certified].tolist())
+        return Verdict(
+            bool(failing), True,
+            "some groups not certified" if failing else "every group certified",
+            f"{int(self.certified.sum())} of {int(active.sum())} groups certified.",
+            failing,
+        )
+
+    def guarantee(self) -> str:
+        """The guarantee of simultaneous certificates, in plain words.
+
+        Returns
+        -------
+        str
+        """
+        return (
+            f"The disparity of a group is ε(G) = {self._metric_words()}(G) − θ. Each "
+            f"certified group satisfies {self._claim()}; the probability that even one "
+            f"certificate among the {int(self.active.sum())} groups is wrong is at most "
+            f"{self.alpha:.0%} (as the sample grows)."
+        )
+
+    def key_figures(self) -> dict:
+        """Metric, target, rows, groups, level, claim, threshold and certificates.
+
+        Returns
+        -------
+        dict
+        """
+        return {**super().key_figures(), "α (simultaneous)": self.alpha,
+                "claim": self.alternative, "ε0": self.epsilon0,
+                "certified": int(self.certified.sum())}
 
 
 @dataclass(frozen=True, eq=False)
@@ -327,10 +514,15 @@ class GroupFlagResult(_GroupLookup):
         Standard error of :math:`\\hat\\epsilon(G)` and
         :math:`z = (\\hat\\epsilon(G) - \\epsilon_0)/\\mathrm{se}`.
     pvalues, adjusted_pvalues : ndarray
-        In [0, 1]; empty groups get p-value 1.
+        In [0, 1]; empty groups get p-value 1. The adjusted p-values are
+        :func:`scipy.stats.false_discovery_control` (``method="bh"``).
     flagged : ndarray of bool
+        ``adjusted_pvalues <= q`` (the Benjamini–Hochberg step-up rejections).
     q : float
     se_method : {"delta", "bootstrap"}
+    empty_groups : tuple of str
+    bootstrap : {"multinomial", "poisson"} or None
+        The bootstrap of ``se_method="bootstrap"`` (None for the delta method).
     """
 
     names: tuple
@@ -351,6 +543,13 @@ class GroupFlagResult(_GroupLookup):
     n: int
     groups: object
     empty_groups: tuple = ()
+    bootstrap: str | None = None
+
+    procedure = "flag"
+    interval_description = "±1.96 s.e. (marginal)"
+    _TABLE = (("se", "std. error", "standard_errors"), ("pvalue", "p-value", "pvalues"),
+              ("adjusted_pvalue", "adjusted p", "adjusted_pvalues"),
+              ("flagged", "flagged", "flagged"))
 
     def __repr__(self):
         return (
@@ -360,9 +559,25 @@ class GroupFlagResult(_GroupLookup):
         )
 
     def is_flagged(self, group) -> bool:
+        """Flag of a member of the collection (name, index or row mask).
+
+        Parameters
+        ----------
+        group : str, int or ndarray of bool
+
+        Returns
+        -------
+        bool
+        """
         return bool(self.flagged[self._position(group)])
 
     def to_frame(self):
+        """A :class:`pandas.DataFrame` with one row per group.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self._frame({
             "group": list(self.names), "size": self.sizes, "value": self.group_values,
             "estimate": self.estimates, "se": self.standard_errors,
@@ -371,16 +586,74 @@ class GroupFlagResult(_GroupLookup):
         })
 
     def plot(self, ax=None, *, max_groups=40, min_size=1):
-        """Estimates with ±1.96 se bars (marginal, not simultaneous)."""
+        """Estimates with ±1.96 se bars (marginal, not simultaneous).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        max_groups, min_size : int
+            As in :meth:`GroupBoundsResult.plot`.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         half = 1.959963984540054 * np.nan_to_num(self.standard_errors)
         return self._errorbar_plot(
             ax, self.estimates, self.estimates - half, self.estimates + half, self.epsilon0,
             max_groups, f"{self.metric}: flags at FDR {self.q:g}", min_size,
         )
 
+    def verdict(self, epsilon0=None) -> Verdict:
+        """Fails when at least one group is flagged.
+
+        Parameters
+        ----------
+        epsilon0 : None
+            The threshold is the audit's own (:attr:`epsilon0`); another one is refused.
+
+        Returns
+        -------
+        Verdict
+        """
+        flagged = tuple(self._own_threshold(epsilon0, "flags")[self.flagged].tolist())
+        return Verdict(
+            bool(flagged), True,
+            "at least one group flagged" if flagged else "no group flagged",
+            f"{len(flagged)} of {int(self.active.sum())} groups flagged"
+            + (": " + _sentence_list(flagged) + "." if flagged else "."),
+            flagged,
+        )
+
+    def guarantee(self) -> str:
+        """The false-discovery-rate guarantee, in plain words.
+
+        Returns
+        -------
+        str
+        """
+        claim = {"greater": f"ε(G) > {self.epsilon0:g}", "less": f"ε(G) < {self.epsilon0:g}",
+                 "two-sided": f"|ε(G)| > {self.epsilon0:g}"}[self.alternative]
+        return (
+            f"The disparity of a group is ε(G) = {self._metric_words()}(G) − θ. A group is "
+            f"flagged when the data show {claim}. On average at most {self.q:.0%} of the "
+            "flagged groups are false flags (Benjamini–Hochberg false discovery rate); "
+            "unflagged groups are not certified fair."
+        )
+
+    def key_figures(self) -> dict:
+        """Metric, target, rows, groups, FDR, direction, threshold and flags.
+
+        Returns
+        -------
+        dict
+        """
+        return {**super().key_figures(), "FDR q": self.q, "alternative": self.alternative,
+                "ε0": self.epsilon0, "flagged": int(self.flagged.sum())}
+
 
 @dataclass(frozen=True, eq=False)
-class EqualizedOddsResult:
+class EqualizedOddsResult(GroupAuditResult):
     """False positive and true positive rate audits at level ``alpha / 2`` each.
 
     Attributes
@@ -402,131 +675,159 @@ class EqualizedOddsResult:
     certified: np.ndarray | None
     alpha: float
 
+    procedure = "equalized_odds"
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Rows of each group in the two audit samples (negatives plus positives)."""
+        return self.false_positive_rate.sizes + self.true_positive_rate.sizes
+
+    @property
+    def active(self) -> np.ndarray:
+        """Groups with rows among both the negatives and the positives."""
+        return (self.false_positive_rate.sizes > 0) & (self.true_positive_rate.sizes > 0)
+
+    @property
+    def interval_description(self):
+        return ("certificates of both rates" if self.certified is not None
+                else "simultaneous bound on the worse rate")
+
     def to_frame(self):
+        """A :class:`pandas.DataFrame` with one row per group.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         pd = import_optional("pandas", "build a DataFrame from a result")
         data = {"group": list(self.names), "worst_disparity": self.worst_disparity}
         if self.certified is not None:
             data["certified"] = self.certified
         return pd.DataFrame(data).set_index("group")
 
-
-@dataclass(frozen=True, slots=True)
-class TiltBound:
-    """Bound for one tilt :math:`h` of an RKHS audit.
-
-    Attributes
-    ----------
-    value : float
-        :math:`P_n[L h] / P_n[h]`.
-    estimate : float
-        Disparity :math:`P_n[(L - \\hat\\theta) h] / P_n[h]`.
-    lower, upper : float
-        Simultaneous bounds on :math:`E[(L-\\theta) h]/E[h]`.
-    norm : float
-        RKHS norm of :math:`h`.
-    """
-
-    value: float
-    estimate: float
-    lower: float
-    upper: float
-    norm: float
-
-    def confidence_interval(self) -> ConfidenceInterval:
-        return ConfidenceInterval(self.lower, self.upper)
-
-
-@dataclass(frozen=True, eq=False)
-class RKHSBoundsResult:
-    """Bounds simultaneous over all non-negative tilts of a Gaussian RKHS ball.
-
-    Query tilts with :meth:`bound`. See :func:`skfair_audit.group.rkhs_tilt_bounds`.
-
-    Attributes
-    ----------
-    critical_value : float
-    alpha : float
-    alternative : str
-    bandwidth : float
-    target : float
-    n : int
-    rank : int
-        Rank of the kernel factor used.
-    bootstrap_distribution : ndarray
-    """
-
-    critical_value: float
-    alpha: float
-    alternative: str
-    bandwidth: float
-    target: float
-    n: int
-    rank: int
-    bootstrap_distribution: np.ndarray
-    _X: np.ndarray = field(repr=False, default=None)
-    _values: np.ndarray = field(repr=False, default=None)
-    _factor: np.ndarray = field(repr=False, default=None)
-
-    def bound(self, *, coef=None, centers=None, values=None) -> TiltBound:
-        """Bound for a tilt :math:`h`, given by kernel coefficients or by values.
-
-        Parameters
-        ----------
-        coef : array-like of shape (m,), optional
-            :math:`h = \\sum_j \\mathrm{coef}_j\\, k(c_j, \\cdot)` with centres ``centers``
-            (default: the audit points); non-negative coefficients give :math:`h \\ge 0`.
-        centers : array-like of shape (m, d), optional
-        values : array-like of shape (n,), optional
-            :math:`h(x_i)` at the audit points (non-negative); the norm used is that of the
-            minimum-norm interpolant (computed with a tiny ridge).
+    def table(self) -> ResultTable:
+        """One row per group with rows among both negatives and positives.
 
         Returns
         -------
-        TiltBound
+        ResultTable
         """
-        from ._rkhs import gaussian_kernel  # local: avoids an import cycle
+        fpr, tpr = self.false_positive_rate, self.true_positive_rate
+        last = (("certified", "certified") if self.certified is not None
+                else ("worst_disparity", "worst |disparity| bound"))
+        rows = tuple(
+            (self.names[j], int(self.sizes[j]), float(fpr.estimates[j]),
+             float(tpr.estimates[j]),
+             bool(self.certified[j]) if self.certified is not None
+             else float(self.worst_disparity[j]))
+            for j in np.flatnonzero(self.active)
+        )
+        return ResultTable(("group", "size", "fpr_disparity", "tpr_disparity", last[0]),
+                           ("group", "rows", "FPR disparity", "TPR disparity", last[1]), rows)
 
-        X = self._X
-        if (coef is None) == (values is None):
-            raise ValueError("give exactly one of coef or values.")
-        if coef is not None:
-            C = X if centers is None else _as_2d(centers)
-            coef = np.asarray(coef, dtype=float)
-            if coef.shape != (C.shape[0],):
-                raise ValueError(f"coef must have {C.shape[0]} entries.")
-            h = gaussian_kernel(X, C, self.bandwidth) @ coef
-            norm2 = float(coef @ gaussian_kernel(C, C, self.bandwidth) @ coef)
-        else:
-            h = np.asarray(values, dtype=float)
-            if h.shape != (X.shape[0],):
-                raise ValueError(f"values must have one entry per audit point ({X.shape[0]}).")
-            # minimum-norm h in the span of the (H-orthonormal) Cholesky features
-            beta = np.linalg.lstsq(self._factor, h, rcond=None)[0]
-            residual = np.linalg.norm(self._factor @ beta - h)
-            if residual > 1e-3 * max(np.linalg.norm(h), 1e-300):
-                warnings.warn(
-                    f"the values are interpolated with relative error "
-                    f"{residual / np.linalg.norm(h):.2g} by the kernel factor; the bound "
-                    "refers to the interpolant (increase max_rank / decrease tol).",
-                    UserWarning,
-                    stacklevel=2,
-                )
-            norm2 = float(beta @ beta)
-        if np.any(h < -1e-12 * max(1.0, np.abs(h).max())):
-            raise ValueError("the tilt h must be non-negative at the audit points.")
-        h = np.clip(h, 0.0, None)
-        mass = h.mean()
-        if mass <= 0:
-            raise ValueError("the tilt h is zero on every audit point.")
-        value = float((self._values * h).mean() / mass)
-        estimate = value - self.target
-        width = self.critical_value * norm2 / mass**2
-        lower = estimate - width if self.alternative in ("lower", "two-sided") else -np.inf
-        upper = estimate + width if self.alternative in ("upper", "two-sided") else np.inf
-        return TiltBound(value, float(estimate), float(lower), float(upper),
-                         float(np.sqrt(max(norm2, 0.0))))
+    def verdict(self, epsilon0=None) -> Verdict:
+        """Threshold mode: fails when a group is not certified; bounds mode: descriptive,
+        or fails when a group's worst-rate bound reaches ``epsilon0``.
 
+        Parameters
+        ----------
+        epsilon0 : float, optional
 
-def _as_2d(X):
-    X = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=float)
-    return X[:, None] if X.ndim == 1 else X
+        Returns
+        -------
+        Verdict
+        """
+        active = self.active
+        names = np.asarray(self.names, dtype=object)
+        if self.certified is not None:
+            failing = tuple(names[active & ~self.certified].tolist())
+            return Verdict(bool(failing), True,
+                           "some groups not certified" if failing else "every group certified",
+                           f"{int((active & self.certified).sum())} of {int(active.sum())} "
+                           "groups certified for both rates.", failing)
+        if epsilon0 is None:
+            return Verdict(False, False, "bounds only (no epsilon0 given: no gate)",
+                           f"largest bound on the worse rate's |disparity|: "
+                           f"{np.max(self.worst_disparity[active], initial=0.0):.4g}.")
+        failing = tuple(names[active & (self.worst_disparity >= abs(epsilon0))].tolist())
+        return Verdict(bool(failing), True,
+                       "some groups reach epsilon0" if failing else "every group below epsilon0",
+                       f"{int(active.sum()) - len(failing)} of {int(active.sum())} groups have "
+                       f"both rates within ±{abs(epsilon0):g}.", failing)
+
+    def guarantee(self) -> str:
+        """The equalized-odds guarantee, in plain words.
+
+        Returns
+        -------
+        str
+        """
+        what = ("each certified group has both its false and true positive rate disparities "
+                "within the threshold" if self.certified is not None else
+                "the bound on the larger of the false and true positive rate disparities "
+                "holds for every group")
+        return (
+            f"The false and true positive rate audits each run at level {self.alpha / 2:.1%}; "
+            f"with probability at least {1 - self.alpha:.0%} (as the sample grows) {what}, "
+            "simultaneously over the groups."
+        )
+
+    def describe(self, target_description=None) -> str:
+        """What was measured on which rows, in one sentence.
+
+        Parameters
+        ----------
+        target_description : str, optional
+            What the targets are.
+
+        Returns
+        -------
+        str
+        """
+        fpr, tpr = self.false_positive_rate, self.true_positive_rate
+        target = f" (targets: {target_description})" if target_description else ""
+        return (
+            f"False positive rate among {fpr.n:,} negatives (target {fpr.target:.4g}) and true "
+            f"positive rate among {tpr.n:,} positives (target {tpr.target:.4g}){target}; "
+            f"{int(self.active.sum())} groups with rows among both."
+        )
+
+    def key_figures(self) -> dict:
+        """Groups, level and mode.
+
+        Returns
+        -------
+        dict
+        """
+        return {"metric": "equalized odds (FPR and TPR)",
+                "audit rows": self.false_positive_rate.n + self.true_positive_rate.n,
+                "groups": int(self.active.sum()), "α (simultaneous)": self.alpha,
+                "mode": "certificates" if self.certified is not None else "bounds"}
+
+    def plot(self, ax=None, *, max_groups=40, min_size=1):
+        """The FPR and TPR disparity of every group (matplotlib axes).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        max_groups : int
+        min_size : int
+            Groups with fewer rows (negatives plus positives) are left out.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
+        plt = import_optional("matplotlib.pyplot", "plot a group audit")
+        shown = np.flatnonzero(self.active & (self.sizes >= min_size))[:max_groups]
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 0.3 * max(shown.size, 1) + 1.5))
+        pos = np.arange(shown.size)
+        ax.plot(self.false_positive_rate.estimates[shown], pos, "o", label="FPR")
+        ax.plot(self.true_positive_rate.estimates[shown], pos, "s", label="TPR")
+        ax.axvline(0.0, color="grey", linestyle="--", linewidth=1)
+        ax.set_yticks(pos, [self.names[j] for j in shown])
+        ax.set_xlabel("disparity")
+        ax.set_title("equalized odds")
+        ax.legend()
+        return ax

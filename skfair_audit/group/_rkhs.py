@@ -37,18 +37,148 @@ the bounds conservative. For a queried tilt, simultaneously over the ball,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._resampling import MultinomialCounts, default_batch_size, resample
-from ..utils import check_alpha
-from ._bootstrap import critical_value
+from .._resampling import default_batch_size
+from ..utils import (
+    PROBABILITY,
+    ConfidenceInterval,
+    Interval,
+    Options,
+    validate_params,
+)
+from ._bootstrap import SufficientStatistics, critical_value, run_bootstrap
 from ._metrics import as_array
-from ._procedures import _check_choice, _resolve_metric
-from ._results import RKHSBoundsResult, _as_2d
+from ._summary import ALTERNATIVES, BOOTSTRAP_CONSTRAINTS, AuditSummary, resolve_metric
 
-__all__ = ["gaussian_kernel", "pivoted_cholesky", "rkhs_sup_statistics", "rkhs_tilt_bounds"]
+
+@dataclass(frozen=True, slots=True)
+class TiltBound:
+    """Bound for one tilt :math:`h` of an RKHS audit.
+
+    Attributes
+    ----------
+    value : float
+        :math:`P_n[L h] / P_n[h]`.
+    estimate : float
+        Disparity :math:`P_n[(L - \\hat\\theta) h] / P_n[h]`.
+    lower, upper : float
+        Simultaneous bounds on :math:`E[(L-\\theta) h]/E[h]`.
+    norm : float
+        RKHS norm of :math:`h`.
+    """
+
+    value: float
+    estimate: float
+    lower: float
+    upper: float
+    norm: float
+
+    def confidence_interval(self) -> ConfidenceInterval:
+        """The bounds as a :class:`~skfair_audit.utils.ConfidenceInterval`.
+
+        Returns
+        -------
+        ConfidenceInterval
+        """
+        return ConfidenceInterval(self.lower, self.upper)
+
+
+@dataclass(frozen=True, eq=False)
+class RKHSBoundsResult:
+    """Bounds simultaneous over all non-negative tilts of a Gaussian RKHS ball.
+
+    Query tilts with :meth:`bound`. See :func:`skfair_audit.group.rkhs_tilt_bounds`.
+
+    Attributes
+    ----------
+    critical_value : float
+    alpha : float
+    alternative : str
+    bandwidth : float
+    target : float
+    n : int
+    rank : int
+        Rank of the kernel factor used.
+    bootstrap_distribution : ndarray
+    """
+
+    critical_value: float
+    alpha: float
+    alternative: str
+    bandwidth: float
+    target: float
+    n: int
+    rank: int
+    bootstrap_distribution: np.ndarray
+    _X: np.ndarray = field(repr=False, default=None)
+    _values: np.ndarray = field(repr=False, default=None)
+    _factor: np.ndarray = field(repr=False, default=None)
+
+    def bound(self, *, coef=None, centers=None, values=None) -> TiltBound:
+        """Bound for a tilt :math:`h`, given by kernel coefficients or by values.
+
+        Parameters
+        ----------
+        coef : array-like of shape (m,), optional
+            :math:`h = \\sum_j \\mathrm{coef}_j\\, k(c_j, \\cdot)` with centres ``centers``
+            (default: the audit points); non-negative coefficients give :math:`h \\ge 0`.
+        centers : array-like of shape (m, d), optional
+        values : array-like of shape (n,), optional
+            :math:`h(x_i)` at the audit points (non-negative); the norm used is that of the
+            minimum-norm interpolant (computed with a tiny ridge).
+
+        Returns
+        -------
+        TiltBound
+        """
+        X = self._X
+        if (coef is None) == (values is None):
+            raise ValueError("give exactly one of coef or values.")
+        if coef is not None:
+            C = X if centers is None else _as_2d(centers)
+            coef = np.asarray(coef, dtype=float)
+            if coef.shape != (C.shape[0],):
+                raise ValueError(f"coef must have {C.shape[0]} entries.")
+            h = gaussian_kernel(X, C, self.bandwidth) @ coef
+            norm2 = float(coef @ gaussian_kernel(C, C, self.bandwidth) @ coef)
+        else:
+            h = np.asarray(values, dtype=float)
+            if h.shape != (X.shape[0],):
+                raise ValueError(f"values must have one entry per audit point ({X.shape[0]}).")
+            # minimum-norm h in the span of the (H-orthonormal) Cholesky features
+            beta = np.linalg.lstsq(self._factor, h, rcond=None)[0]
+            residual = np.linalg.norm(self._factor @ beta - h)
+            if residual > 1e-3 * max(np.linalg.norm(h), 1e-300):
+                warnings.warn(
+                    f"the values are interpolated with relative error "
+                    f"{residual / np.linalg.norm(h):.2g} by the kernel factor; the bound "
+                    "refers to the interpolant (increase max_rank / decrease tol).",
+                    UserWarning,
+                    stacklevel=2,
+                )
+            norm2 = float(beta @ beta)
+        if np.any(h < -1e-12 * max(1.0, np.abs(h).max())):
+            raise ValueError("the tilt h must be non-negative at the audit points.")
+        h = np.clip(h, 0.0, None)
+        mass = h.mean()
+        if mass <= 0:
+            raise ValueError("the tilt h is zero on every audit point.")
+        value = float((self._values * h).mean() / mass)
+        estimate = value - self.target
+        width = self.critical_value * norm2 / mass**2
+        lower = estimate - width if self.alternative in ("lower", "two-sided") else -np.inf
+        upper = estimate + width if self.alternative in ("upper", "two-sided") else np.inf
+        return TiltBound(value, float(estimate), float(lower), float(upper),
+                         float(np.sqrt(max(norm2, 0.0))))
+
+
+def _as_2d(X):
+    X = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=float)
+    return X[:, None] if X.ndim == 1 else X
 
 
 def gaussian_kernel(A, B, bandwidth):
@@ -93,6 +223,29 @@ def pivoted_cholesky(X, bandwidth, *, max_rank=None, tol=1e-8):
     return factor[:, :rank]
 
 
+def _rank_four_suprema(factor, count0, sum0, theta_hat, counts, sums, theta_b, n):
+    """``(size, 2)``: :math:`\\sup \\pm T_b(h)` over the unit ball, per replicate, from the
+    per-cell observed counts/sums and the replicates' per-cell weights/weighted sums."""
+    counts = np.atleast_2d(np.asarray(counts, dtype=float))
+    size = counts.shape[0]
+    Z = np.empty((size, factor.shape[1], 4))
+    Z[:, :, 0] = factor.T @ count0
+    Z[:, :, 1] = factor.T @ sum0
+    Z[:, :, 2] = counts @ factor
+    Z[:, :, 3] = np.atleast_2d(sums) @ factor
+    gram = np.einsum("bri,brj->bij", Z, Z)
+    A = np.zeros((size, 4, 4))
+    A[:, 0, 3] = 1.0
+    A[:, 0, 2] = theta_hat - np.asarray(theta_b, dtype=float)
+    A[:, 1, 2] = -1.0
+    C = (A + np.transpose(A, (0, 2, 1))) / (2.0 * n**2)
+    d, V = np.linalg.eigh(gram)
+    root = V * np.sqrt(np.clip(d, 0.0, None))[:, None, :]
+    S = np.einsum("bki,bkl,blj->bij", root, C, root)
+    eig = np.linalg.eigvalsh(S)
+    return np.column_stack([np.maximum(eig[:, -1], 0.0), np.maximum(-eig[:, 0], 0.0)])
+
+
 def rkhs_sup_statistics(factor, values, weights, theta_hat, target_kind="overall"):
     """Per replicate, :math:`\\sup_{\\|h\\| \\le 1} \\pm T_b(h)` over the RKHS unit ball.
 
@@ -113,46 +266,37 @@ def rkhs_sup_statistics(factor, values, weights, theta_hat, target_kind="overall
     """
     weights = np.atleast_2d(np.asarray(weights, dtype=float))
     n = values.size
-    z1 = factor.T @ np.ones(n)
-    zl = factor.T @ values
-    zw = weights @ factor
-    zwl = (weights * values) @ factor
-    size = weights.shape[0]
-    Z = np.empty((size, factor.shape[1], 4))
-    Z[:, :, 0] = z1
-    Z[:, :, 1] = zl
-    Z[:, :, 2] = zw
-    Z[:, :, 3] = zwl
-    gram = np.einsum("bri,brj->bij", Z, Z)
-    if target_kind == "overall":
-        theta_b = weights @ values / n
-    else:
-        theta_b = np.full(size, theta_hat)
-    A = np.zeros((size, 4, 4))
-    A[:, 0, 3] = 1.0
-    A[:, 0, 2] = -theta_b
-    A[:, 1, 2] -= 1.0
-    A[:, 0, 2] += theta_hat
-    C = (A + np.transpose(A, (0, 2, 1))) / (2.0 * n**2)
-    d, V = np.linalg.eigh(gram)
-    root = V * np.sqrt(np.clip(d, 0.0, None))[:, None, :]
-    S = np.einsum("bki,bkl,blj->bij", root, C, root)
-    eig = np.linalg.eigvalsh(S)
-    return np.column_stack([np.maximum(eig[:, -1], 0.0), np.maximum(-eig[:, 0], 0.0)])
+    theta_b = weights @ values / n if target_kind == "overall" else np.full(
+        weights.shape[0], theta_hat)
+    return _rank_four_suprema(factor, np.ones(n), values, theta_hat, weights,
+                              weights * values, theta_b, n)
 
 
 @dataclass(frozen=True, eq=False)
 class _RKHSStatistic:
+    """The RKHS suprema as a statistic of replicate sums (cells = audit rows)."""
+
     factor: np.ndarray
-    values: np.ndarray
+    count0: np.ndarray
+    sum0: np.ndarray
     theta_hat: float
-    target_kind: str
+    n: int
 
-    def __call__(self, weights):
-        return rkhs_sup_statistics(self.factor, self.values, weights, self.theta_hat,
-                                   self.target_kind)
+    def __call__(self, replicates):
+        return _rank_four_suprema(self.factor, self.count0, self.sum0, self.theta_hat,
+                                  replicates.counts, replicates.sums, replicates.theta, self.n)
 
 
+_RKHS_TILT_BOUNDS_PARAMETERS = {
+    "bandwidth": [Interval("real", 0, None, closed="neither")],
+    "target": [Interval("real"), Options(("overall",))],
+    "alternative": [Options(ALTERNATIVES["bounds"])], "alpha": [PROBABILITY],
+    "max_rank": [None, Interval("integral", 1, None)], "tol": [Interval("real", 0, None)],
+    **BOOTSTRAP_CONSTRAINTS,
+}
+
+
+@validate_params(_RKHS_TILT_BOUNDS_PARAMETERS)
 def rkhs_tilt_bounds(
     X,
     y,
@@ -188,6 +332,8 @@ def rkhs_tilt_bounds(
         :math:`\\sigma` of the Gaussian kernel.
     target : float or "overall"
     alternative : {"lower", "upper", "two-sided"}
+    alpha : float
+        Simultaneous error level in (0, 1).
     max_rank, tol
         Pivoted Cholesky controls (the factor is exact to ``tol`` in trace).
     n_resamples, batch_size, random_state, n_jobs
@@ -210,12 +356,8 @@ def rkhs_tilt_bounds(
     >>> bool(b.lower < b.value <= 1)
     True
     """
-    alpha = check_alpha(alpha)
-    _check_choice(alternative, "alternative", ("lower", "upper", "two-sided"))
     bandwidth = float(bandwidth)
-    if not bandwidth > 0:
-        raise ValueError(f"bandwidth must be positive, got {bandwidth!r}.")
-    metric = _resolve_metric(metric, pos_label)
+    metric = resolve_metric(metric, pos_label)
     values, rows = metric.evaluate(y, y_pred)
     X = _as_2d(as_array(X, "X"))
     if X.shape[0] != values.size:
@@ -233,11 +375,14 @@ def rkhs_tilt_bounds(
     else:
         kind, theta = "constant", float(target)
     factor = pivoted_cholesky(X, bandwidth, max_rank=max_rank, tol=tol)
-    statistic = _RKHSStatistic(factor, values, theta, kind)
-    if batch_size is None:
-        batch_size = default_batch_size(2 * n)
-    sups = resample(statistic, MultinomialCounts.rows(n), n_resamples, batch_size=batch_size,
-                    random_state=random_state, n_jobs=n_jobs)
+    # The summary of a tilt audit: one cell (and one atom) per audit row.
+    cells = np.arange(n)
+    stats = SufficientStatistics.from_atoms(cells, np.zeros(n, bool), values, np.ones(n), n)
+    summary = AuditSummary(metric, None, stats, kind, theta, rows.size)
+    statistic = _RKHSStatistic(factor, np.ones(n), values, theta, n)
+    sups = run_bootstrap(summary, statistic, n_resamples,
+                         batch_size=default_batch_size(2 * n) if batch_size is None else
+                         batch_size, random_state=random_state, n_jobs=n_jobs)
     dist = {"lower": sups[:, 0], "upper": sups[:, 1]}.get(alternative, sups.max(axis=1))
     c = critical_value(dist, alpha)
     return RKHSBoundsResult(

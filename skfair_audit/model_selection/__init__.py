@@ -20,7 +20,6 @@ from ._scorers import (
 from ._selector import CoefficientPath, FairModelSelector, coefficient_path
 
 __all__ = [
-    "L1_RATIO_SPELLING",
     "CoefficientPath",
     "FairModelSelector",
     "NoFairCandidateError",
@@ -28,7 +27,6 @@ __all__ = [
     "coefficient_path",
     "default_c_path",
     "delta_fair_refit",
-    "fair_choice",
     "l1_logistic_regression",
     "make_error_scorer",
     "make_faith_bound_scorer",

@@ -8,31 +8,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import rankdata
+from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone, is_classifier
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import zero_one_loss
 from sklearn.model_selection import ParameterGrid, StratifiedShuffleSplit, check_cv
 from sklearn.pipeline import Pipeline
-from sklearn.utils import _safe_indexing, check_random_state, get_tags, indexable
-from sklearn.utils._tags import ClassifierTags
-from sklearn.utils.metadata_routing import (
-    MetadataRouter,
-    MethodMapping,
-    _routing_enabled,
-    process_routing,
-)
+from sklearn.utils import ClassifierTags, _safe_indexing, get_tags, indexable
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import (
-    _check_method_params,
-    check_is_fitted,
-    column_or_1d,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ..faith import FaithAuditor
+from ..utils import int_seed
 from ._logistic import default_c_path, l1_logistic_regression
 from ._scorers import bonferroni_level, check_delta, check_on_none, fair_choice
 
@@ -79,11 +70,17 @@ def _uses_warm_start(estimator):
     )
 
 
-def _int_seed(random_state):
-    """One integer seed for the whole search (an int is kept as is)."""
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        return int(random_state)
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+def _fold_params(X, params, indices):
+    """The fit parameters of one fold: those with one entry per row of ``X`` are sliced with
+    :func:`sklearn.utils._safe_indexing` (a documented utility), the others passed as is."""
+    n_rows = np.shape(X)[0]
+    return {
+        key: _safe_indexing(value, indices)
+        if (hasattr(value, "__len__") or hasattr(value, "shape"))
+        and not isinstance(value, (str, dict)) and np.shape(value)[:1] == (n_rows,)
+        else value
+        for key, value in (params or {}).items()
+    }
 
 
 def _fit_and_audit_fold(
@@ -96,7 +93,7 @@ def _fit_and_audit_fold(
     """
     X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
     X_val, y_val = _safe_indexing(X, validation), _safe_indexing(y, validation)
-    fold_params = _check_method_params(X, params=fit_params, indices=train)
+    fold_params = _fold_params(X, fit_params, train)
     model = clone(estimator)
     records = []
     for params in candidates:
@@ -193,7 +190,7 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         on more rows with the same ``C`` weakens the penalty and may bring back the
         variables (e.g. a protected attribute) that the validated model had dropped; the
         refit model has not been audited. ``False``: no refit.
-    random_state : int, RandomState instance or None, default=None
+    random_state : None, int, RandomState, Generator or SeedSequence, default=None
         Seeds the bootstrap of every audit and the split when ``cv`` is a float. An int ``s``
         is used as is: the audits equal those of ``FaithAuditor(..., random_state=s)``.
     n_jobs : int, default=None
@@ -457,13 +454,13 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         auditor_template = self._base_auditor()
         self.protected_ = self._protected(auditor_template)
 
-        if _routing_enabled():
+        if get_config()["enable_metadata_routing"]:
             routed = process_routing(self, "fit", **params)
             fit_params, split_params = routed.estimator.fit, routed.splitter.split
         else:
             fit_params, split_params = params, {}
 
-        seed = _int_seed(self.random_state)
+        seed = int_seed(self.random_state)
         splits = list(self._splitter(seed).split(X, y, **split_params))
         self.n_splits_ = len(splits)
         if self.n_splits_ < 1:
@@ -541,7 +538,7 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 self.best_estimator_.fit(
                     _safe_indexing(X, train),
                     _safe_indexing(y, train),
-                    **_check_method_params(X, params=fit_params, indices=train),
+                    **_fold_params(X, fit_params, train),
                 )
             else:
                 self.best_estimator_.fit(X, y, **fit_params)

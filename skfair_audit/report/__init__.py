@@ -5,17 +5,14 @@ matplotlib figures) with what was audited and how to rerun it. The section build
 (:func:`faith_section`, :func:`group_section`, :func:`selection_section`) turn the result
 objects of :mod:`skfair_audit.faith`, :mod:`skfair_audit.group` and
 :mod:`skfair_audit.model_selection` into sections that state each procedure's guarantee in
-plain words. Figures are embedded in the HTML as base64 PNG, so the file opens anywhere
-without network access.
+plain words; :func:`group_section` takes any result of the group-result protocol
+(:class:`skfair_audit.group.GroupAuditResult`). Figures are embedded in the HTML as base64
+PNG, so the file opens anywhere without network access.
 """
 
-from ._report import AuditReport, Figure, Section, Table, figure_to_png
-from ._sections import (
-    data_section,
-    faith_section,
-    group_section,
-    selection_section,
-)
+from ._faith import faith_section
+from ._report import AuditReport, Figure, Section, Table
+from ._sections import data_section, group_section, selection_section
 
 __all__ = [
     "AuditReport",
@@ -24,7 +21,6 @@ __all__ = [
     "Table",
     "data_section",
     "faith_section",
-    "figure_to_png",
     "group_section",
     "selection_section",
 ]

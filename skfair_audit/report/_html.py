@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ._report import format_value
+from ._format import format_value
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto;

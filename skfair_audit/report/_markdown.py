@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._report import format_value
+from ._format import format_value
 
 
 def _cell(value):

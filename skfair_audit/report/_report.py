@@ -6,16 +6,13 @@ import base64
 import datetime
 import io
 import json
-import math
-import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from .._version import __version__
-
-__all__ = ["AuditReport", "Figure", "Section", "Table", "figure_to_png", "json_safe"]
+from ._format import json_safe
+from ._html import render_html
+from ._markdown import render_markdown
 
 
 def figure_to_png(figure, *, dpi=110):
@@ -39,33 +36,17 @@ def figure_to_png(figure, *, dpi=110):
     return buffer.getvalue()
 
 
-def json_safe(value):
-    """``value`` with numpy scalars and arrays made plain, and non-finite floats as None.
-
-    Strict JSON has no NaN or infinity: an open bound (``inf``) or an undefined estimate
-    (``nan``) becomes ``null``.
-    """
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return [json_safe(v) for v in value.tolist()]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    if value is None or isinstance(value, str):
-        return value
-    return str(value)
-
-
 @dataclass(frozen=True)
 class Table:
-    """A table of the report: a caption, column names and rows of plain values."""
+    """A table of the report: a caption, column names and rows of plain values.
+
+    Attributes
+    ----------
+    caption : str
+    columns : tuple of str
+    rows : tuple of tuple
+        One tuple of plain values (numbers, strings, booleans, None) per row.
+    """
 
     caption: str
     columns: tuple
@@ -80,13 +61,27 @@ class Table:
                 )
 
     def to_dict(self):
+        """The table as JSON-ready data (non-finite numbers as ``None``).
+
+        Returns
+        -------
+        dict
+        """
         return {"caption": self.caption, "columns": list(self.columns),
                 "rows": json_safe([list(r) for r in self.rows])}
 
 
 @dataclass(frozen=True)
 class Figure:
-    """A figure of the report: PNG bytes with a short name and a caption."""
+    """A figure of the report: PNG bytes with a short name and a caption.
+
+    Attributes
+    ----------
+    name : str
+        File stem of the figure (``figures/<name>.png``) and HTML anchor.
+    caption : str
+    png : bytes
+    """
 
     name: str
     caption: str
@@ -130,6 +125,12 @@ class Section:
     figures: tuple = ()
 
     def to_dict(self):
+        """The section as JSON-ready data (figures by name and caption only).
+
+        Returns
+        -------
+        dict
+        """
         return {
             "key": self.key,
             "title": self.title,
@@ -157,6 +158,8 @@ class AuditReport:
         Library version (default: the installed ``skfair_audit``).
     created : str
         ISO timestamp (default: now, UTC).
+    outcome : str, optional
+        The overall decision, in a sentence (shown first).
 
     Examples
     --------
@@ -200,19 +203,33 @@ class AuditReport:
         }
 
     def to_json(self, indent=2):
-        """Strict JSON (no NaN / Infinity: non-finite numbers are ``null``)."""
+        """Strict JSON (no NaN / Infinity: non-finite numbers are ``null``).
+
+        Parameters
+        ----------
+        indent : int
+
+        Returns
+        -------
+        str
+        """
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def to_html(self):
         """One self-contained HTML document (inline CSS, figures as base64 PNG)."""
-        from ._html import render_html
-
         return render_html(self)
 
     def to_markdown(self, figure_dir=None):
-        """Markdown; figures link to ``<figure_dir>/<name>.png`` when ``figure_dir`` is given."""
-        from ._markdown import render_markdown
+        """Markdown; figures link to ``<figure_dir>/<name>.png`` when ``figure_dir`` is given.
 
+        Parameters
+        ----------
+        figure_dir : str, optional
+
+        Returns
+        -------
+        str
+        """
         return render_markdown(self, figure_dir=figure_dir)
 
     def write(self, directory, *, stem="report"):
@@ -245,25 +262,3 @@ class AuditReport:
         paths["json"].write_text(self.to_json() + "\n", encoding="utf-8")
         paths["markdown"].write_text(self.to_markdown(figure_dir=figure_dir), encoding="utf-8")
         return paths
-
-
-def format_value(value):
-    """A table cell or summary value as short text (``inf`` as ∞, NaN as a dash)."""
-    if value is None:
-        return "—"
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    if isinstance(value, numbers.Integral):
-        return f"{int(value):,}" if abs(int(value)) >= 10_000 else str(int(value))
-    if isinstance(value, numbers.Real):
-        value = float(value)
-        if math.isnan(value):
-            return "—"
-        if math.isinf(value):
-            return "∞" if value > 0 else "−∞"
-        if value == 0:
-            return "0"
-        if abs(value) < 1e-3 or abs(value) >= 1e6:
-            return f"{value:.3g}"
-        return f"{value:.4f}".rstrip("0").rstrip(".") if abs(value) < 1 else f"{value:.4g}"
-    return str(value)

@@ -1,12 +1,42 @@
-"""Small shared helpers: optional imports and result building blocks."""
+"""Small shared helpers: result building blocks, the categorical encoder, seeds, validation.
 
-from ._optional import import_optional
+Only :class:`ConfidenceInterval` is public API (returned by the results); the helpers are
+imported by the other subpackages by name: :func:`encode_categories` / :func:`level_codes`
+(the one categorical encoder and its missing-value rule), :func:`seed_sequence` /
+:func:`int_seed` (the one seed helper) and the declarative parameter validation
+(:func:`validate_params`, :func:`check_params` and the constraints).
+"""
+
+from ._encoding import (
+    CHUNK_ROWS,
+    check_no_missing,
+    compact_codes,
+    encode_categories,
+    level_codes,
+    missing_mask,
+    sorted_levels,
+)
+from ._optional import import_optional, user_stacklevel
 from ._results import ConfidenceInterval, check_alpha, check_confidence_level, records_to_frame
+from ._seeds import int_seed, seed_sequence
+from ._text import format_value, json_safe
+from ._validation import (
+    ARRAY_LIKE,
+    BOOLEAN,
+    CALLABLE,
+    N_JOBS,
+    POSITIVE_INT,
+    PROBABILITY,
+    RANDOM_STATE,
+    STRING,
+    InstanceOf,
+    Interval,
+    InvalidParameterError,
+    Options,
+    Predicate,
+    check_params,
+    validate_params,
+    validate_value,
+)
 
-__all__ = [
-    "ConfidenceInterval",
-    "check_alpha",
-    "check_confidence_level",
-    "import_optional",
-    "records_to_frame",
-]
+__all__ = ["ConfidenceInterval"]

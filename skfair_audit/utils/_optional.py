@@ -34,3 +34,20 @@ def import_optional(name: str, purpose: str = ""):
             f"{name} is required{what}; install it with "
             f"`pip install 'skfair_audit[{extra}]'`."
         ) from exc
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first frame outside the library.
+
+    Call it as the ``stacklevel`` argument of :func:`warnings.warn`: the call sites of the
+    library sit at different depths (functions, summary methods, the estimator), and the
+    user must see the line of *their* code.
+    """
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -14,6 +14,10 @@ class ConfidenceInterval:
     """A confidence interval ``[low, high]``; one-sided bounds use ``±inf`` on the open side.
 
     Unpacks like a tuple: ``low, high = ci``.
+
+    Attributes
+    ----------
+    low, high : float
     """
 
     low: float

@@ -3,16 +3,28 @@ import pytest
 from scipy import stats
 
 from skfair_audit._resampling import MultinomialCounts, resample
-from skfair_audit.group import (
+from skfair_audit.group import intersections, intervals, masks
+from skfair_audit.group._bootstrap import (
     DisparityProcess,
     SufficientStatistics,
     delta_method_se,
     group_scales,
-    intersections,
-    intervals,
-    masks,
     normal_pvalues,
 )
+
+
+def _atom_counts(stats_, cell_of_row, values, reference, weights):
+    """Row weights ``(size, n)`` summed into the atoms of ``stats_`` (a brute-force map)."""
+    ref = np.zeros(values.size, bool) if reference is None else reference
+    atom = {(c, r, v): k for k, (c, r, v) in enumerate(zip(
+        stats_.atom_cell.tolist(), stats_.atom_reference.tolist(), stats_.atom_value.tolist(),
+        strict=True))}
+    row_atom = np.array([atom[(int(c), bool(r), float(v))]
+                         for c, r, v in zip(cell_of_row, ref, values, strict=True)])
+    out = np.zeros((weights.shape[0], stats_.n_atoms))
+    for i, k in enumerate(row_atom):
+        out[:, k] += weights[:, i]
+    return out
 
 
 def _setup(binary=True, seed=0, n=300):
@@ -65,7 +77,7 @@ def test_vectorised_process_equals_naive_loop_exactly(target_kind, boolean):
                                np.ones(len(groups)), np.ones(len(groups), dtype=bool))
     weights = resample(lambda w: w, MultinomialCounts.rows(n), 20, batch_size=7,
                        random_state=3)
-    counts = stats_.counts_from_row_weights(weights)
+    counts = _atom_counts(stats_, groups.cell_of_row, values, reference, weights)
     masks = np.column_stack([groups.mask(j) for j in range(len(groups))])
     eps = 0.125 if boolean else 0.0
     got = process.group_statistics(counts, epsilon=eps)
@@ -80,7 +92,8 @@ def test_continuous_values_match_naive_loop():
                                np.ones(len(groups)), np.ones(len(groups), dtype=bool))
     weights = resample(lambda w: w, MultinomialCounts.rows(120), 5, random_state=0)
     masks = np.column_stack([groups.mask(j) for j in range(len(groups))])
-    got = process.group_statistics(stats_.counts_from_row_weights(weights))
+    got = process.group_statistics(_atom_counts(stats_, groups.cell_of_row, values, reference,
+                                                   weights))
     ref = _naive(values, masks, weights, "overall", values.mean(), reference, False, 0.0)
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-15)
 

@@ -51,7 +51,7 @@ def test_african_american_ppv_exceeds_caucasian_ppv(compas):
     defendants recidivate at least 1.87 points more often than high-risk Caucasians."""
     X, y = compas
     auditor = GroupDisparityAuditor(
-        DecileRule(), metric="ppv", sensitive_columns=["race"], target="race=Caucasian",
+        DecileRule(), metric="ppv", protected=["race"], target="race=Caucasian",
         procedure="bounds", alternative="two-sided", alpha=0.1, n_resamples=2000,
         random_state=0,
     ).fit(X, y)
@@ -76,7 +76,7 @@ def test_ppv_flagging_finds_the_three_nested_female_groups(compas):
     Female & <25, Caucasian & Female & <25 (and only those)."""
     X, y = compas
     auditor = GroupDisparityAuditor(
-        DecileRule(), metric="ppv", sensitive_columns=SENSITIVE, procedure="flag",
+        DecileRule(), metric="ppv", protected=SENSITIVE, procedure="flag",
         epsilon0=-0.05, alternative="less", q=0.1,
     ).fit(X, y)
     with pytest.warns(UserWarning, match="single row"):
@@ -116,7 +116,7 @@ def test_fpr_flagging_localises_the_disparity_among_the_young(compas):
     assert not old["flagged"].any()
     # the estimator gives the same flags
     auditor = GroupDisparityAuditor(DecileRule(), metric="fpr", procedure="flag",
-                                    sensitive_columns=["race", "age_cat", "sex"],
+                                    protected=["race", "age_cat", "sex"],
                                     epsilon0=0.05, q=0.1).fit(X, y)
     with pytest.warns(UserWarning, match="single row"):
         via_estimator = auditor.audit(X, y)

@@ -41,7 +41,7 @@ FAST = dict(n_resamples=200, random_state=0)
 @parametrize_with_checks(
     [
         GroupDisparityAuditor(
-            LogisticRegression(), sensitive_columns=[0], groups="intervals", bins=3,
+            LogisticRegression(), protected=[0], groups="intervals", bins=3,
             n_resamples=50, random_state=0,
         )
     ],
@@ -86,9 +86,9 @@ def fitted_model(split):
 # -- scikit-learn contract -----------------------------------------------------------------
 def test_clone_and_pickle(split):
     X_tr, y_tr, X_te, y_te = split
-    auditor = GroupDisparityAuditor(_pipeline(), sensitive_columns=["race", "sex"], **FAST)
+    auditor = GroupDisparityAuditor(_pipeline(), protected=["race", "sex"], **FAST)
     twin = clone(auditor)
-    assert twin.get_params()["sensitive_columns"] == ["race", "sex"]
+    assert twin.get_params()["protected"] == ["race", "sex"]
     assert twin.estimator is not auditor.estimator
     auditor.fit(X_tr, y_tr)
     restored = pickle.loads(pickle.dumps(auditor))
@@ -100,7 +100,7 @@ def test_clone_and_pickle(split):
 def test_frozen_estimator_is_not_refit(split, fitted_model):
     X_tr, y_tr, X_te, y_te = split
     coef = fitted_model[-1].coef_.copy()
-    auditor = GroupDisparityAuditor(FrozenEstimator(fitted_model), sensitive_columns=["race"],
+    auditor = GroupDisparityAuditor(FrozenEstimator(fitted_model), protected=["race"],
                                     **FAST)
     # fit on other (shuffled) labels: a refit model would change
     auditor.fit(X_te, np.random.default_rng(1).permutation(y_te))
@@ -115,7 +115,7 @@ def test_frozen_estimator_is_not_refit(split, fitted_model):
 
 def test_pipeline_dataframe_attributes(split):
     X_tr, y_tr, X_te, y_te = split
-    auditor = GroupDisparityAuditor(_pipeline(), sensitive_columns=["race", "sex"], **FAST)
+    auditor = GroupDisparityAuditor(_pipeline(), protected=["race", "sex"], **FAST)
     auditor.fit(X_tr, y_tr)
     assert auditor.n_features_in_ == 3
     assert list(auditor.feature_names_in_) == ["race", "sex", "x"]
@@ -124,10 +124,10 @@ def test_pipeline_dataframe_attributes(split):
     assert len(result.names) == 3 + 2 + 6
 
 
-def test_drop_sensitive_hides_the_columns_from_the_model(split):
+def test_drop_protected_hides_the_columns_from_the_model(split):
     X_tr, y_tr, X_te, y_te = split
-    auditor = GroupDisparityAuditor(LogisticRegression(), sensitive_columns=["race", "sex"],
-                                    drop_sensitive=True, **FAST).fit(X_tr, y_tr)
+    auditor = GroupDisparityAuditor(LogisticRegression(), protected=["race", "sex"],
+                                    drop_protected=True, **FAST).fit(X_tr, y_tr)
     assert auditor.estimator_.n_features_in_ == 1
     reference = LogisticRegression().fit(X_tr[["x"]], y_tr)
     result = auditor.audit(X_te, y_te)
@@ -160,7 +160,7 @@ def test_procedures_match_functional_api(split, fitted_model, params, function, 
                                          fields):
     X_tr, y_tr, X_te, y_te = split
     auditor = GroupDisparityAuditor(FrozenEstimator(fitted_model), metric="fpr",
-                                    sensitive_columns=["race", "sex"], **params, **FAST)
+                                    protected=["race", "sex"], **params, **FAST)
     result = auditor.fit(X_tr, y_tr).audit(X_te, y_te)
     expected = function(y_te, fitted_model.predict(X_te), X_te[["race", "sex"]], metric="fpr",
                         **kwargs, **FAST)
@@ -173,7 +173,7 @@ def test_procedures_match_functional_api(split, fitted_model, params, function, 
 def test_equalized_odds_matches_functional_api(split, fitted_model):
     X_tr, y_tr, X_te, y_te = split
     auditor = GroupDisparityAuditor(FrozenEstimator(fitted_model), procedure="equalized_odds",
-                                    sensitive_columns=["race"], alpha=0.2, **FAST)
+                                    protected=["race"], alpha=0.2, **FAST)
     result = auditor.fit(X_tr, y_tr).audit(X_te, y_te)
     expected = equalized_odds(y_te, fitted_model.predict(X_te), X_te[["race"]], alpha=0.2,
                               **FAST)
@@ -185,8 +185,8 @@ def test_equalized_odds_matches_functional_api(split, fitted_model):
 def test_string_labels_use_the_second_class_as_positive(split):
     X_tr, y_tr, X_te, y_te = split
     labels = np.array(["no", "yes"])
-    auditor = GroupDisparityAuditor(LogisticRegression(), sensitive_columns=["race", "sex"],
-                                    drop_sensitive=True, **FAST)
+    auditor = GroupDisparityAuditor(LogisticRegression(), protected=["race", "sex"],
+                                    drop_protected=True, **FAST)
     result = auditor.fit(X_tr, labels[y_tr]).audit(X_te, labels[y_te])
     numeric = clone(auditor)
     expected = numeric.fit(X_tr, y_tr).audit(X_te, y_te)
@@ -197,12 +197,12 @@ def test_string_labels_use_the_second_class_as_positive(split):
 def test_predict_proba_threshold_and_calibration(split, fitted_model):
     X_tr, y_tr, X_te, y_te = split
     proba = fitted_model.predict_proba(X_te)[:, 1]
-    thresholded = GroupDisparityAuditor(FrozenEstimator(fitted_model), sensitive_columns=["race"],
+    thresholded = GroupDisparityAuditor(FrozenEstimator(fitted_model), protected=["race"],
                                         response_method="predict_proba", threshold=0.3,
                                         procedure="flag").fit(X_tr, y_tr)
     expected = flag_groups(y_te, (proba >= 0.3).astype(int), X_te[["race"]], metric="fpr")
     np.testing.assert_array_equal(thresholded.audit(X_te, y_te).pvalues, expected.pvalues)
-    calibration = GroupDisparityAuditor(FrozenEstimator(fitted_model), sensitive_columns=["race"],
+    calibration = GroupDisparityAuditor(FrozenEstimator(fitted_model), protected=["race"],
                                         metric="calibration_residual", target=0.0,
                                         response_method="predict_proba", **FAST)
     result = calibration.fit(X_tr, y_tr).audit(X_te, y_te)
@@ -215,7 +215,7 @@ def test_regressor_with_squared_error():
     X = pd.DataFrame({"g": rng.choice(["u", "v"], 400), "x": rng.normal(size=400)})
     y = 2 * X["x"].to_numpy() + rng.normal(scale=np.where(X["g"] == "v", 2.0, 0.5))
     auditor = GroupDisparityAuditor(LinearRegression(), metric="squared_error",
-                                    sensitive_columns=["g"], drop_sensitive=True,
+                                    protected=["g"], drop_protected=True,
                                     alternative="upper", **FAST)
     result = auditor.fit(X[:200], y[:200]).audit(X[200:], y[200:])
     residual = (y[200:] - auditor.estimator_.predict(X[200:][["x"]])) ** 2
@@ -228,7 +228,7 @@ def test_regressor_with_squared_error():
 def test_sensitive_features_columns_argument_and_numpy_agree(split, fitted_model):
     X_tr, y_tr, X_te, y_te = split
     base = dict(estimator=FrozenEstimator(fitted_model), procedure="flag")
-    from_columns = GroupDisparityAuditor(sensitive_columns=["race"], **base).fit(X_tr, y_tr)
+    from_columns = GroupDisparityAuditor(protected=["race"], **base).fit(X_tr, y_tr)
     explicit = GroupDisparityAuditor(**base).fit(X_tr, y_tr)
     a = from_columns.audit(X_te, y_te)
     b = explicit.audit(X_te, y_te, sensitive_features=X_te["race"])
@@ -236,7 +236,7 @@ def test_sensitive_features_columns_argument_and_numpy_agree(split, fitted_model
     assert a.names == b.names == c.names == ("race=a", "race=b", "race=c")
     np.testing.assert_array_equal(a.pvalues, b.pvalues)
     np.testing.assert_array_equal(a.pvalues, c.pvalues)
-    by_position = GroupDisparityAuditor(sensitive_columns=[0], **base).fit(X_tr, y_tr)
+    by_position = GroupDisparityAuditor(protected=[0], **base).fit(X_tr, y_tr)
     np.testing.assert_array_equal(by_position.audit(X_te, y_te).pvalues, a.pvalues)
 
 
@@ -245,7 +245,7 @@ def test_prebuilt_collection_and_depth(split, fitted_model):
     collection = intersections(X_te[["race", "sex"]], depth=1)
     auditor = GroupDisparityAuditor(FrozenEstimator(fitted_model), groups=collection, **FAST)
     by_depth = GroupDisparityAuditor(FrozenEstimator(fitted_model), depth=1,
-                                     sensitive_columns=["race", "sex"], **FAST)
+                                     protected=["race", "sex"], **FAST)
     a = auditor.fit(X_tr, y_tr).audit(X_te, y_te)
     b = by_depth.fit(X_tr, y_tr).audit(X_te, y_te)
     assert a.names == b.names == ("race=a", "race=b", "race=c", "sex=F", "sex=M")
@@ -257,11 +257,11 @@ def test_prebuilt_collection_and_depth(split, fitted_model):
 def test_intervals_of_a_continuous_column(split, fitted_model):
     X_tr, y_tr, X_te, y_te = split
     auditor = GroupDisparityAuditor(FrozenEstimator(fitted_model), groups="intervals",
-                                    bins=[-4, -1, 0, 1, 4], sensitive_columns=["x"], **FAST)
+                                    bins=[-4, -1, 0, 1, 4], protected=["x"], **FAST)
     result = auditor.fit(X_tr, y_tr).audit(X_te, y_te)
     assert len(result.names) == 10
     assert result.names[0] == "x in [-4, -1)"
-    categorical = GroupDisparityAuditor(FrozenEstimator(fitted_model), sensitive_columns=["x"])
+    categorical = GroupDisparityAuditor(FrozenEstimator(fitted_model), protected=["x"])
     with pytest.raises(ValueError, match="continuous"):
         categorical.fit(X_tr, y_tr).audit(X_te, y_te)
 
@@ -306,8 +306,8 @@ def test_make_scorer_receives_sensitive_features_through_routing():
 
 def test_routing_off_does_not_require_requests(split):
     X_tr, y_tr, X_te, y_te = split
-    auditor = GroupDisparityAuditor(LogisticRegression(), sensitive_columns=["race", "sex"],
-                                    drop_sensitive=True, **FAST)
+    auditor = GroupDisparityAuditor(LogisticRegression(), protected=["race", "sex"],
+                                    drop_protected=True, **FAST)
     scores = cross_validate(auditor, pd.concat([X_tr, X_te]), np.r_[y_tr, y_te], cv=2)
     assert np.all(np.isfinite(scores["test_score"]))
 
@@ -326,7 +326,7 @@ def test_routing_off_does_not_require_requests(split):
 def test_result_frame_and_score(split, fitted_model, procedure, cls, columns):
     X_tr, y_tr, X_te, y_te = split
     auditor = GroupDisparityAuditor(FrozenEstimator(fitted_model), procedure=procedure,
-                                    sensitive_columns=["race", "sex"], **FAST)
+                                    protected=["race", "sex"], **FAST)
     result = auditor.fit(X_tr, y_tr).audit(X_te, y_te)
     assert isinstance(result, cls)
     frame = result.to_frame()
@@ -349,7 +349,7 @@ def test_plot_returns_axes_of_a_figure(split, fitted_model):
     import matplotlib.pyplot as plt
 
     X_tr, y_tr, X_te, y_te = split
-    auditor = GroupDisparityAuditor(FrozenEstimator(fitted_model), sensitive_columns=["race"],
+    auditor = GroupDisparityAuditor(FrozenEstimator(fitted_model), protected=["race"],
                                     **FAST)
     ax = auditor.fit(X_tr, y_tr).audit(X_te, y_te).plot()
     assert isinstance(ax.figure, matplotlib.figure.Figure)
@@ -360,7 +360,7 @@ def test_plot_returns_axes_of_a_figure(split, fitted_model):
 def test_same_result_for_any_n_jobs(split, fitted_model):
     X_tr, y_tr, X_te, y_te = split
     results = [
-        GroupDisparityAuditor(FrozenEstimator(fitted_model), sensitive_columns=["race", "sex"],
+        GroupDisparityAuditor(FrozenEstimator(fitted_model), protected=["race", "sex"],
                               n_jobs=n_jobs, batch_size=50, **FAST)
         .fit(X_tr, y_tr).audit(X_te, y_te)
         for n_jobs in (1, 2)
@@ -389,7 +389,7 @@ def test_empty_group_is_reported_not_poisoning(split, fitted_model):
     y = y_te.copy()
     in_c = X_te["race"].to_numpy() == "c"
     y[in_c] = 1  # group c has no negative: empty in the false positive rate sample
-    auditor = GroupDisparityAuditor(FrozenEstimator(fitted_model), sensitive_columns=["race"],
+    auditor = GroupDisparityAuditor(FrozenEstimator(fitted_model), protected=["race"],
                                     **FAST)
     result = auditor.fit(X_tr, y_tr).audit(X_te, y)
     assert result.empty_groups == ("race=c",)
@@ -412,7 +412,7 @@ def test_single_row_group_warns(split, fitted_model):
 def test_constant_metric_says_the_bootstrap_is_degenerate(split):
     X_tr, y_tr, X_te, y_te = split
     never = FrozenEstimator(DummyClassifier(strategy="constant", constant=0).fit(X_tr, y_tr))
-    auditor = GroupDisparityAuditor(never, sensitive_columns=["race"], **FAST).fit(X_tr, y_tr)
+    auditor = GroupDisparityAuditor(never, protected=["race"], **FAST).fit(X_tr, y_tr)
     with pytest.warns(DegenerateBootstrapWarning, match="degenerate"):
         result = auditor.audit(X_te, y_te)
     assert result.critical_value == 0
@@ -420,22 +420,22 @@ def test_constant_metric_says_the_bootstrap_is_degenerate(split):
 
 def test_nan_predictions_raise(split):
     X_tr, y_tr, X_te, y_te = split
-    auditor = GroupDisparityAuditor(_NaNClassifier(), sensitive_columns=["race"], **FAST)
-    with pytest.raises(ValueError, match="y_pred contains NaN"):
+    auditor = GroupDisparityAuditor(_NaNClassifier(), protected=["race"], **FAST)
+    with pytest.raises(ValueError, match="y_pred has 300 missing"):
         auditor.fit(X_tr, y_tr).audit(X_te, y_te)
 
 
 def test_labels_and_scores_outside_the_domain_raise(split, fitted_model):
     X_tr, y_tr, X_te, y_te = split
     three = np.where(np.arange(len(y_tr)) % 7 == 0, 2, y_tr)
-    auditor = GroupDisparityAuditor(LogisticRegression(), sensitive_columns=["race", "sex"],
-                                    drop_sensitive=True, **FAST).fit(X_tr, three)
+    auditor = GroupDisparityAuditor(LogisticRegression(), protected=["race", "sex"],
+                                    drop_protected=True, **FAST).fit(X_tr, three)
     with pytest.raises(ValueError, match=r"labels \[0, 1, 2\] are not in"):
         auditor.audit(X_tr, three)
     with pytest.raises(ValueError, match="not seen in fit"):
-        GroupDisparityAuditor(FrozenEstimator(fitted_model), sensitive_columns=["race"]).fit(
+        GroupDisparityAuditor(FrozenEstimator(fitted_model), protected=["race"]).fit(
             X_tr, y_tr).audit(X_te, y_te + 5)
-    scores = GroupDisparityAuditor(FrozenEstimator(fitted_model), sensitive_columns=["race"],
+    scores = GroupDisparityAuditor(FrozenEstimator(fitted_model), protected=["race"],
                                    metric="calibration_residual",
                                    response_method="decision_function", **FAST)
     with pytest.raises(ValueError, match=r"scores must lie in \[0, 1\]"):
@@ -456,15 +456,15 @@ def test_mismatched_lengths_raise(split, fitted_model):
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"alpha": 0.0}, r"alpha must be in \(0, 1\)"),
-        ({"alpha": 1.5}, r"alpha must be in \(0, 1\)"),
-        ({"q": 1.0}, r"q must be in \(0, 1\)"),
+        ({"alpha": 0.0}, r"alpha must be a number in \(0, 1\)"),
+        ({"alpha": 1.5}, r"alpha must be a number in \(0, 1\)"),
+        ({"q": 1.0}, r"q must be a number in \(0, 1\)"),
         ({"procedure": "certify"}, "procedure must be one of"),
         ({"groups": "trees"}, "groups must be None"),
         ({"metric": "fairness"}, "unknown metric"),
-        ({"sensitive_columns": ["religion"]}, "'religion' is not a column of X"),
+        ({"protected": ["religion"]}, "'religion' is not a column of X"),
         ({"response_method": "predict_log_proba"}, "response_method must be one of"),
-        ({"drop_sensitive": True}, "drop_sensitive=True needs sensitive_columns"),
+        ({"drop_protected": True}, "drop_protected=True needs protected"),
         ({"n_resamples": 0}, "n_resamples must be a positive integer"),
     ],
 )
@@ -476,7 +476,7 @@ def test_bad_parameters_raise_at_fit(split, params, match):
 
 def test_bad_procedure_options_raise_at_audit(split, fitted_model):
     X_tr, y_tr, X_te, y_te = split
-    base = dict(estimator=FrozenEstimator(fitted_model), sensitive_columns=["race"], **FAST)
+    base = dict(estimator=FrozenEstimator(fitted_model), protected=["race"], **FAST)
     with pytest.raises(ValueError, match="alternative must be one of"):
         GroupDisparityAuditor(alternative="greater", **base).fit(X_tr, y_tr).audit(X_te, y_te)
     with pytest.raises(ValueError, match="neither 'overall'"):

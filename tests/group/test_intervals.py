@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from skfair_audit.group import max_subarray
+from skfair_audit.group._intervals import max_subarray
 
 
 def _enumerate(t, edges, min_length):

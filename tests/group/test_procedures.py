@@ -2,11 +2,11 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.stats import false_discovery_control
 
 from skfair_audit.group import (
     DegenerateBootstrapWarning,
     GroupBoundsResult,
-    benjamini_hochberg,
     certify_bounds,
     certify_threshold,
     cross_with_bins,
@@ -43,8 +43,8 @@ def test_bounds_deterministic_across_n_jobs():
 
 def test_bound_formulas_and_directions():
     groups, y, y_pred = _trail()
-    res = certify_bounds(y, y_pred, groups, metric="fpr", alpha=0.1, n_resamples=300,
-                         random_state=0)
+    res = certify_bounds(y, y_pred, groups, metric="fpr", alternative="lower", alpha=0.1,
+                         n_resamples=300, random_state=0)
     assert isinstance(res, GroupBoundsResult)
     neg = y == 0
     fpr = y_pred[neg].mean()
@@ -84,7 +84,8 @@ def _simultaneous_coverage(reps=40):
         rate = np.vectorize(truth_fpr.get)(race)
         y_pred = (rng.random(n) < rate).astype(int)
         res = certify_bounds(y, y_pred, {"race": race, "sex": sex}, metric="fpr",
-                             target=0.0, alpha=0.1, n_resamples=300, random_state=rep)
+                             target=0.0, alternative="lower", alpha=0.1, n_resamples=300,
+                             random_state=rep)
         true = []
         for name in res.names:
             m = np.ones(n, dtype=bool)
@@ -179,8 +180,8 @@ def test_flagging_is_studentised_not_silently_unscaled():
     boot = flag_groups(y, y_pred, groups, metric="fpr", epsilon0=0.02, se="bootstrap",
                        n_resamples=400, random_state=0)
     np.testing.assert_allclose(boot.standard_errors, res.standard_errors, rtol=0.25)
-    _, adj = benjamini_hochberg(res.pvalues, 0.1)
-    np.testing.assert_array_equal(res.adjusted_pvalues, adj)
+    np.testing.assert_array_equal(res.adjusted_pvalues,
+                                  false_discovery_control(res.pvalues, method="bh"))
 
 
 def test_tiny_constant_group_gets_a_sensible_pvalue():
@@ -381,3 +382,23 @@ def test_bounds_are_clipped_to_the_range_of_the_disparity():
                            alternative="two-sided", scale="unscaled", n_resamples=200,
                            random_state=0)
     assert known.lower[c] == -0.5 and known.upper[c] == 0.5
+
+
+def test_flags_equal_the_benjamini_hochberg_step_up_definition():
+    # flagged = the k* smallest p-values, k* the largest k with p_(k) <= q k / m
+    rng = np.random.default_rng(11)
+    g = rng.choice([f"g{k}" for k in range(30)], 6000)
+    shift = np.where(np.isin(g, ["g1", "g2", "g3", "g4", "g5"]), 0.06, 0.0)
+    shift = np.where(np.isin(g, ["g6", "g7"]), 0.15, shift)
+    y = np.zeros(6000, dtype=int)
+    y_pred = (rng.random(6000) < 0.2 + shift).astype(int)
+    for q in (0.05, 0.2):
+        res = flag_groups(y, y_pred, {"g": g}, metric="fpr", epsilon0=0.0, q=q)
+        p = np.sort(res.pvalues)
+        m = p.size
+        below = np.flatnonzero(p <= q * np.arange(1, m + 1) / m)
+        k = below.max() + 1 if below.size else 0
+        assert res.flagged.sum() == k
+        assert set(np.flatnonzero(res.flagged)) == set(np.argsort(res.pvalues,
+                                                                  kind="stable")[:k])
+    assert 0 < res.flagged.sum() < m

@@ -116,7 +116,8 @@ def group_results():
     y_pred = (rng.random(3000) < np.where(g == "c", 0.3, 0.1)).astype(int)
     groups = {"g": g}
     return (
-        certify_bounds(y, y_pred, groups, metric="fpr", n_resamples=200, random_state=0),
+        certify_bounds(y, y_pred, groups, metric="fpr", alternative="lower", n_resamples=200,
+                       random_state=0),
         certify_threshold(y, y_pred, groups, metric="fpr", epsilon0=0.1, alternative="less",
                           n_resamples=200, random_state=0),
         flag_groups(y, y_pred, groups, metric="fpr", epsilon0=0.02),
@@ -207,8 +208,29 @@ def test_table_rejects_ragged_rows():
 
 
 def test_group_section_rejects_other_objects():
-    with pytest.raises(TypeError, match="GroupBoundsResult"):
+    with pytest.raises(TypeError, match="GroupAuditResult"):
         group_section(object())
+
+
+def test_group_section_takes_any_result_of_the_protocol():
+    # equalized odds (two audits in one result) goes through the same protocol
+    from skfair_audit.group import GroupAuditResult, equalized_odds
+
+    rng = np.random.default_rng(1)
+    g = rng.choice(["a", "b"], 2000)
+    y = rng.integers(0, 2, 2000)
+    y_pred = np.where(rng.random(2000) < 0.85, y, 1 - y)
+    for result in (equalized_odds(y, y_pred, {"g": g}, n_resamples=100, random_state=0),
+                   equalized_odds(y, y_pred, {"g": g}, epsilon0=0.2, n_resamples=100,
+                                  random_state=0)):
+        assert isinstance(result, GroupAuditResult)
+        section = group_section(result, key="eo", plot=False)
+        table = section.tables[0]
+        assert table.columns[:4] == ("group", "rows", "FPR disparity", "TPR disparity")
+        assert [row[0] for row in table.rows] == ["g=a", "g=b"]
+        assert "simultaneously" in section.guarantee
+        assert section.paragraphs[-1] == result.verdict().details
+        assert section.summary["α (simultaneous)"] == 0.1
 
 
 def test_section_without_plot_has_no_figure(faith_result):

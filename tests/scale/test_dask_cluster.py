@@ -1,9 +1,9 @@
 """The real engine: a local ``dask.distributed`` cluster (2 worker processes, loopback only).
 
 One module-scoped cluster; small data. Checks that partitioned audits on Dask equal the
-chunked (and hence in-memory, see ``test_group.py``) results, that repartitioning changes
-nothing, that the joblib Dask backend gives the serial results, and that losing a worker
-mid-run gives either the right answer or a clear error.
+in-memory results bit for bit (discrete metric) and the chunked results (Poisson bootstrap),
+that repartitioning changes nothing, that the joblib Dask backend gives the serial results,
+and that losing a worker mid-run gives either the in-memory answer or a clear error.
 """
 
 import concurrent.futures
@@ -24,6 +24,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import OneHotEncoder  # noqa: E402
 
 from skfair_audit.faith import FaithAuditor  # noqa: E402
+from skfair_audit.group import certify_bounds, flag_groups  # noqa: E402
 from skfair_audit.scale import (  # noqa: E402
     partitioned_cell_counts,
     partitioned_certify_bounds,
@@ -60,35 +61,49 @@ def _chunks(frame, k):
     return [frame.iloc[i::k] for i in range(k)]
 
 
-BOUNDS = dict(label="y", prediction="y_pred", attributes=ATTRS, metric="error_rate",
+BOUNDS = dict(label="y", prediction="y_pred", protected=ATTRS, metric="error_rate",
               alternative="two-sided", n_resamples=200, random_state=3)
 
 
-def test_dask_group_audit_equals_chunked_audit_and_ignores_repartitioning(client):
+def _in_memory(frame, **kwargs):
+    kwargs = {k: v for k, v in {**BOUNDS, **kwargs}.items()
+              if k not in ("label", "prediction", "protected")}
+    return certify_bounds(frame.y, frame.y_pred, frame[ATTRS], **kwargs)
+
+
+def _assert_identical(res, ref):
+    assert res.names == ref.names and res.critical_value == ref.critical_value
+    for name in ("bootstrap_distribution", "lower", "upper", "estimates"):
+        np.testing.assert_array_equal(getattr(res, name), getattr(ref, name), err_msg=name)
+
+
+def test_dask_group_audit_is_the_in_memory_audit_whatever_the_partitioning(client):
     frame = _trail(8000)
-    expected = partitioned_certify_bounds(_chunks(frame, 3), **BOUNDS)
+    expected = _in_memory(frame)
     ddf = dd.from_pandas(frame, npartitions=4)
     for trail in (ddf, ddf.repartition(npartitions=3), ddf.repartition(npartitions=9)):
         res = partitioned_certify_bounds(trail, **BOUNDS)
-        assert res.names == expected.names
-        np.testing.assert_array_equal(res.bootstrap_distribution,
-                                      expected.bootstrap_distribution)
-        np.testing.assert_array_equal(res.lower, expected.lower)
-        np.testing.assert_array_equal(res.upper, expected.upper)
-    flags = partitioned_flag_groups(ddf, label="y", prediction="y_pred", attributes=ATTRS,
+        assert res.bootstrap == "multinomial"
+        _assert_identical(res, expected)
+    flags = partitioned_flag_groups(ddf, label="y", prediction="y_pred", protected=ATTRS,
                                     metric="fpr", epsilon0=0.02)
-    ref = partitioned_flag_groups(frame, label="y", prediction="y_pred", attributes=ATTRS,
-                                  metric="fpr", epsilon0=0.02)
+    ref = flag_groups(frame.y, frame.y_pred, frame[ATTRS], metric="fpr", epsilon0=0.02)
     np.testing.assert_array_equal(flags.pvalues, ref.pvalues)
+    # the Poisson bootstrap (forced here) is partition-invariant too
+    poisson = [partitioned_certify_bounds(t, bootstrap="poisson", **BOUNDS)
+               for t in (ddf, ddf.repartition(npartitions=7))]
+    assert poisson[0].bootstrap == "poisson"
+    np.testing.assert_array_equal(poisson[0].bootstrap_distribution,
+                                  poisson[1].bootstrap_distribution)
 
 
 def test_dask_errors_are_raised_on_the_driver(client):
     ddf = dd.from_pandas(_trail(500).assign(race=lambda f: f.race.where(f.y == 1)),
                          npartitions=2)
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="missing value"):
         partitioned_certify_bounds(ddf, **BOUNDS)
     with pytest.raises(ValueError, match="not in the audit trail"):
-        partitioned_certify_bounds(ddf, **{**BOUNDS, "attributes": ["nope"]})
+        partitioned_certify_bounds(ddf, **{**BOUNDS, "protected": ["nope"]})
 
 
 def _faith_data(n, seed=0):
@@ -153,18 +168,24 @@ def test_joblib_dask_backend_equals_serial_model_selection(client):
             np.testing.assert_array_equal(parallel.cv_results_[key], value, err_msg=key)
 
 
+def _slow(frame):
+    time.sleep(0.15)  # a partition that takes time to read, so that the loss hits mid-run
+    return frame
+
+
 @pytest.mark.filterwarnings("ignore:Sending large graph:UserWarning")
-def test_losing_a_worker_mid_run_gives_the_right_result_or_a_clear_error(client):
-    frame = _trail(300_000, seed=4)
-    kwargs = {**BOUNDS, "n_resamples": 1000}
-    ddf = dd.from_pandas(frame, npartitions=24)
-    expected = partitioned_certify_bounds(ddf, **kwargs)
+@pytest.mark.parametrize("bootstrap", ["auto", "poisson"])
+def test_losing_a_worker_mid_run_gives_the_right_result_or_a_clear_error(client, bootstrap):
+    frame = _trail(120_000, seed=4)
+    kwargs = {**BOUNDS, "n_resamples": 400, "bootstrap": bootstrap}
+    ddf = dd.from_pandas(frame, npartitions=24).map_partitions(_slow, meta=frame.iloc[:0])
+    expected = (_in_memory(frame, n_resamples=400) if bootstrap == "auto"
+                else partitioned_certify_bounds(frame, **kwargs))
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        future = pool.submit(partitioned_certify_bounds, ddf.repartition(npartitions=23),
-                             **kwargs)
+        future = pool.submit(partitioned_certify_bounds, ddf, **kwargs)
         deadline = time.monotonic() + 30
         while not any(client.processing().values()) and time.monotonic() < deadline:
-            time.sleep(0.05)
+            time.sleep(0.02)
         victim = sorted(client.scheduler_info()["workers"])[0]
         assert not future.done()  # the worker is lost while the audit runs
         try:
@@ -177,5 +198,6 @@ def test_losing_a_worker_mid_run_gives_the_right_result_or_a_clear_error(client)
             assert type(exc).__name__ in {"KilledWorker", "CancelledError", "CommClosedError",
                                           "FutureCancelledError"}, repr(exc)
             return
-    np.testing.assert_array_equal(res.bootstrap_distribution, expected.bootstrap_distribution)
-    np.testing.assert_array_equal(res.lower, expected.lower)
+    # the retried partitions recompute the same integers: bit for bit the expected result
+    assert res.bootstrap == ("multinomial" if bootstrap == "auto" else "poisson")
+    _assert_identical(res, expected)

@@ -4,13 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from skfair_audit.scale import (
-    POISSON_THRESHOLDS,
-    mix64,
-    poisson_weights,
-    row_states,
-    splitmix64,
-)
+from skfair_audit.scale import poisson_weights
+from skfair_audit.scale._poisson import POISSON_THRESHOLDS, mix64, row_states, splitmix64
 
 MASK = 2**64 - 1
 

@@ -1,0 +1,166 @@
+"""The ``faith`` subcommand: FaiTH audit of a saved model on an audit file.
+
+Moved out of ``_cli.py`` unchanged (the command line only dispatches to it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ._console import (
+    EXIT_PASS,
+    EXIT_UNFAIR,
+    Progress,
+    add_common,
+    command_line,
+    non_negative,
+    probability,
+    run_quietly,
+    write_report,
+)
+from ._io import (
+    DEFAULT_TRUSTED_TYPES,
+    UserError,
+    check_no_missing_values,
+    first_line,
+    load_model,
+    read_table,
+    require_columns,
+)
+
+
+def add_parser(sub):
+    """Add the ``faith`` subcommand to the subparsers ``sub``."""
+    faith = sub.add_parser(
+        "faith",
+        help="individual-fairness (FaiTH) audit of a saved model on an audit file",
+        description=(
+            "Audit a trained binary classifier for individual fairness with the FaiTH "
+            "statistic (Xue, Yurochkin & Sun 2020): the largest increase of the model's error "
+            "rate when individuals may be moved at transport cost <= epsilon under a fair "
+            "metric that makes changes of the protected attributes free. Tests H0: the model "
+            "is delta-fair (statistic <= delta). The model is loaded safely with skops "
+            "(pip install 'skfair_audit[skops]'); pickles are refused unless --unsafe-pickle."
+        ),
+        epilog=(
+            "Exit codes: 0 when delta-fairness is not rejected, 1 when it is rejected at "
+            f"level 1 - confidence, 2 on errors. Types trusted by default (beyond skops' own "
+            f"scikit-learn/numpy set): {', '.join(DEFAULT_TRUSTED_TYPES)}. "
+            "Example: skfair-audit faith --model model.skops --data audit.csv --label y "
+            "--features race sex age_cat priors --protected race sex --epsilon 0 --delta 0.05"
+        ),
+    )
+    faith.add_argument("--model", required=True, metavar="PATH",
+                       help="trained model saved with skops.io.dump (.skops)")
+    faith.add_argument("--data", required=True, metavar="PATH",
+                       help="audit data: .csv, or .parquet / .pq (held out from training)")
+    faith.add_argument("--label", required=True, metavar="COL", help="column of true labels")
+    faith.add_argument("--features", nargs="+", required=True, metavar="COL",
+                       help="discrete features the model is queried on (the grid), as it was "
+                            "trained on them")
+    faith.add_argument("--protected", nargs="+", required=True, metavar="COL",
+                       help="protected attributes among --features")
+    faith.add_argument("--epsilon", type=non_negative, default=0.0,
+                       help="transport budget (default 0: only changes of the protected "
+                            "attributes and their proxies are free)")
+    faith.add_argument("--delta", type=non_negative, required=True,
+                       help="tolerated increase of the error rate (H0: statistic <= delta)")
+    faith.add_argument("--method", choices=("m-out-of-n", "numerical", "nonparametric",
+                                            "subsampling"), default="m-out-of-n",
+                       help="bootstrap scheme (default m-out-of-n, valid at kinks too)")
+    faith.add_argument("--confidence-level", type=probability, default=0.95,
+                       metavar="LEVEL", help="confidence level (default 0.95: a 5%% test)")
+    faith.add_argument("--confidence", type=probability, dest="confidence_level",
+                       help=argparse.SUPPRESS)
+    faith.add_argument("--metric-data", metavar="PATH", default=None,
+                       help="data to learn the fair metric on (default: the audit data)")
+    faith.add_argument("--trust", action="append", default=[], metavar="TYPE",
+                       help="trust this type of the skops file (repeatable); inspect the file's "
+                            "types first: the error message lists the untrusted ones")
+    faith.add_argument("--unsafe-pickle", action="store_true",
+                       help="allow loading a pickle / joblib file: this RUNS ANY CODE the file "
+                            "contains; only for files you created yourself")
+    add_common(faith)
+    faith.set_defaults(handler=run_faith)
+
+
+def run_faith(args, argv=()) -> int:
+    from sklearn.frozen import FrozenEstimator
+
+    from .faith import FaithAuditor
+    from .report import AuditReport, data_section, faith_section
+    from .utils import json_safe
+
+    progress = Progress(args.quiet)
+    progress(f"loading the model {args.model}")
+    model = load_model(args.model, trust=args.trust, unsafe_pickle=args.unsafe_pickle,
+                       progress=progress)
+    progress(f"reading {args.data}")
+    frame = read_table(args.data)
+    require_columns(frame, [args.label], "--label")
+    require_columns(frame, args.features, "--features")
+    outside = [p for p in args.protected if p not in args.features]
+    if outside:
+        raise UserError(
+            f"--protected: {', '.join(map(repr, outside))} must also be among --features "
+            f"({', '.join(args.features)})."
+        )
+    check_no_missing_values(frame, [args.label, *args.features], "input")
+    X, y = frame[list(args.features)], frame[args.label]
+    if args.metric_data:
+        metric_frame = read_table(args.metric_data)
+        require_columns(metric_frame, [args.label, *args.features], "--metric-data")
+        check_no_missing_values(metric_frame, [args.label, *args.features], "--metric-data")
+        X_fit, y_fit = metric_frame[list(args.features)], metric_frame[args.label]
+    else:
+        X_fit, y_fit = X, y
+    auditor = FaithAuditor(
+        FrozenEstimator(model), features=list(args.features), protected=list(args.protected),
+        epsilon=args.epsilon, delta=args.delta, method=args.method,
+        n_resamples=args.n_resamples, confidence_level=args.confidence_level,
+        random_state=args.random_state,
+    )
+    progress("querying the model on the grid and learning the fair metric")
+    try:
+        run_quietly(auditor.fit, progress, X_fit, y_fit)
+    except Exception as exc:  # bad settings, or the user's model failing on the grid
+        raise UserError(
+            f"cannot audit the model on the grid of --features: {first_line(exc)}"
+        ) from None
+    progress(f"FaiTH audit: {auditor.space_.n_cells} cells, {len(y):,} audit rows, "
+             f"{args.n_resamples} {args.method} resamples")
+    result = run_quietly(auditor.audit, progress, X, y)
+    unfair = bool(result.rejected)
+    code = EXIT_UNFAIR if unfair else EXIT_PASS
+    progress("done")
+    if args.json:
+        payload = {"command": "faith", "model": str(args.model), "data": str(args.data),
+                   "features": list(args.features), "protected": list(args.protected),
+                   **result.summary(), "unfair": unfair, "exit_code": code,
+                   "moves": result.moves()[:20]}
+        print(json.dumps(json_safe(payload), indent=2, allow_nan=False))
+    else:
+        print(result)
+        verdict = ("the model is NOT delta-fair at this level" if unfair
+                   else "delta-fairness is not rejected")
+        print(f"Result: {verdict} -> exit code {code}")
+    if args.report:
+        metric_source = args.metric_data or "the audit data"
+        report = AuditReport(
+            title="Individual-fairness (FaiTH) audit",
+            audited=(f"The model {args.model} ({type(model).__name__}) on {args.data} "
+                     f"({len(y):,} rows), grid features {', '.join(args.features)}, protected "
+                     f"{', '.join(args.protected)}; fair metric learned on {metric_source}."),
+            outcome=f"{'rejected' if unfair else 'not rejected'}: δ-fairness for "
+                    f"δ = {args.delta:g} (exit code {code}).",
+            sections=(
+                data_section({"file": str(args.data), "rows": len(y), "label": args.label,
+                              "features": ", ".join(args.features),
+                              "protected": ", ".join(args.protected)}),
+                faith_section(result, heatmap_rows=list(args.protected)),
+            ),
+            command=command_line(argv),
+        )
+        write_report(report, args.report, progress)
+    return code

@@ -1,0 +1,134 @@
+"""Console output shared by the command line and the demo: progress, warnings, reports."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from ._io import UserError, first_line
+from .utils import POSITIVE_INT, PROBABILITY, Interval, format_value
+
+EXIT_PASS = 0
+EXIT_UNFAIR = 1
+EXIT_ERROR = 2
+
+
+class Progress:
+    """One-line progress messages on stderr with the elapsed time; silent when ``quiet``."""
+
+    def __init__(self, quiet=False, stream=None):
+        self.quiet = quiet
+        self.stream = sys.stderr if stream is None else stream
+        self.start = time.perf_counter()
+
+    def __call__(self, message):
+        if not self.quiet:
+            elapsed = time.perf_counter() - self.start
+            print(f"[{elapsed:6.1f}s] {message}", file=self.stream, flush=True)
+
+    def warn(self, message):
+        if not self.quiet:
+            print(f"skfair-audit: warning: {message}", file=self.stream, flush=True)
+
+
+def write_report(report, path, progress):
+    """Write the report into ``path`` (a folder, or ``.html`` / ``.json`` / ``.md`` file)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".html", ".htm"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(report.to_html(), encoding="utf-8")
+            written = [path]
+        elif suffix == ".json":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(report.to_json() + "\n", encoding="utf-8")
+            written = [path]
+        elif suffix == ".md":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(report.to_markdown(), encoding="utf-8")
+            written = [path]
+        else:
+            written = list(report.write(path).values())
+    except OSError as exc:
+        raise UserError(f"cannot write the report to {str(path)!r}: {first_line(exc)}") from None
+    progress(f"report written: {', '.join(str(p) for p in written)}")
+    return written
+
+
+def command_line(argv):
+    return "skfair-audit " + " ".join(shlex.quote(a) for a in argv)
+
+
+def run_quietly(function, progress, *args, **kwargs):
+    """Call ``function``, reporting the library's warnings as one line each."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = function(*args, **kwargs)
+    seen = set()
+    for w in caught:
+        message = first_line(w.message)
+        if message not in seen and not issubclass(w.category, (DeprecationWarning,
+                                                                FutureWarning)):
+            seen.add(message)
+            progress.warn(message)
+    return out
+
+
+def print_table(columns, rows, stream=None):
+    stream = sys.stdout if stream is None else stream
+    cells = [[str(c) for c in columns]] + [[format_value(v) for v in row] for row in rows]
+    widths = [max(len(r[k]) for r in cells) for k in range(len(columns))]
+    for i, row in enumerate(cells):
+        line = "  ".join(
+            cell.ljust(w) if k == 0 else cell.rjust(w)
+            for k, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        print(line.rstrip(), file=stream)
+        if i == 0:
+            print("  ".join("-" * w for w in widths), file=stream)
+
+
+# -- argument types shared by the subcommands ---------------------------------------
+def option_type(convert, constraint):
+    """An argparse type: ``convert`` the text, then check it against a declarative
+    constraint of the library (:mod:`skfair_audit.utils`), with its description as message."""
+
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not constraint.is_satisfied_by(value):
+            raise argparse.ArgumentTypeError(f"expected {constraint}, got {text!r}")
+        return value
+
+    parse.__name__ = convert.__name__
+    return parse
+
+
+probability = option_type(float, PROBABILITY)
+non_negative = option_type(float, Interval("real", 0, None))
+finite = option_type(float, Interval("real"))
+positive_int = option_type(int, POSITIVE_INT)
+
+
+def add_common(parser, *, report_default=None):
+    parser.add_argument("--json", action="store_true",
+                        help="print the result as JSON on stdout (instead of a table)")
+    parser.add_argument(
+        "--report", metavar="PATH", default=report_default,
+        help="write the report: a folder (HTML + JSON + Markdown + figures) or a single "
+             ".html / .json / .md file",
+    )
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress or warnings on stderr")
+    parser.add_argument("--n-resamples", type=positive_int, default=1000, metavar="B",
+                        help="bootstrap resamples (default: 1000)")
+    parser.add_argument("--random-state", type=int, default=0, metavar="SEED",
+                        help="seed of the bootstrap (default: 0): same seed, same numbers")
+    parser.add_argument("--seed", type=int, dest="random_state", help=argparse.SUPPRESS)

@@ -1,0 +1,174 @@
+"""What every group result tells a reader: its table, its verdict and its guarantee in words.
+
+The command line and the report only talk to results through this protocol
+(:class:`GroupAuditResult`): they never ask which procedure produced a result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The decision a group audit supports, for a gate and for a report.
+
+    Attributes
+    ----------
+    unfair : bool
+        Whether some non-empty group fails the claim the audit checks (flagged, not
+        certified, or a bound on the wrong side of the threshold).
+    gated : bool
+        Whether the result states a claim at all (bounds without a threshold are only
+        descriptive: ``gated`` is False and ``unfair`` False).
+    summary : str
+        One line, e.g. ``"no group flagged"``.
+    details : str
+        One or two sentences for a report, naming the groups concerned.
+    groups : tuple of str
+        The groups that make the audit fail (flagged, not certified, ...).
+    """
+
+    unfair: bool
+    gated: bool
+    summary: str
+    details: str
+    groups: tuple = ()
+
+
+@dataclass(frozen=True)
+class ResultTable:
+    """One row per non-empty group, with machine names and human labels for the columns.
+
+    Attributes
+    ----------
+    columns : tuple of str
+        Keys (JSON, command line), e.g. ``("group", "size", "value", "disparity", ...)``.
+    labels : tuple of str
+        Headers for people (the report), in the same order.
+    rows : tuple of tuple
+        Plain Python values (numpy scalars converted).
+    """
+
+    columns: tuple
+    labels: tuple
+    rows: tuple
+
+    def records(self) -> list:
+        """The rows as dictionaries keyed by :attr:`columns`."""
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+
+def _plain(value):
+    return value.item() if hasattr(value, "item") else value
+
+
+class GroupAuditResult:
+    """Protocol shared by the results of the group audits.
+
+    Every result of :mod:`skfair_audit.group` (bounds, certificates, flags, equalized odds)
+    answers the same four questions, so that a report or a command line can present any of
+    them without knowing which procedure ran:
+
+    - :meth:`table` — one row per non-empty group;
+    - :meth:`verdict` — the decision, optionally against a threshold ``epsilon0``;
+    - :meth:`guarantee` — the statistical guarantee, in plain words;
+    - :meth:`key_figures` — the level, the target and the other numbers of the audit;
+
+    plus ``plot()`` and :attr:`interval_description` (what the plotted bars mean).
+    """
+
+    #: The procedure that produced the result ("bounds", "threshold", "flag", ...).
+    procedure = ""
+    #: What the bars of ``plot()`` are.
+    interval_description = ""
+    _TABLE = ()  # (column, label, attribute) of the procedure-specific columns
+
+    @property
+    def active(self) -> np.ndarray:
+        """Groups with at least one row in the audit sample."""
+        return np.asarray(self.sizes) > 0
+
+    @property
+    def confidence_level(self) -> float:
+        """``1 - alpha`` (simultaneous) or ``1 - q`` (flags)."""
+        return 1.0 - getattr(self, "alpha", getattr(self, "q", 0.0))
+
+    def table(self) -> ResultTable:
+        """One row per non-empty group: name, size, metric value, disparity and the
+        procedure's own columns (bounds, certificate, p-values ...).
+
+        Returns
+        -------
+        ResultTable
+        """
+        base = (("group", "group", "names"), ("size", "rows", "sizes"),
+                ("value", "value", "group_values"), ("disparity", "disparity", "estimates"))
+        spec = base + tuple(self._TABLE)
+        rows = tuple(
+            tuple(_plain(getattr(self, attr)[j]) if attr != "names" else self.names[j]
+                  for _, _, attr in spec)
+            for j in np.flatnonzero(self.active)
+        )
+        rows = tuple((r[0], int(r[1]), float(r[2]), float(r[3]), *r[4:]) for r in rows)
+        return ResultTable(tuple(c for c, _, _ in spec), tuple(lb for _, lb, _ in spec), rows)
+
+    def verdict(self, epsilon0=None) -> Verdict:  # pragma: no cover - per procedure
+        """The decision of the audit (see :class:`Verdict`).
+
+        Parameters
+        ----------
+        epsilon0 : float, optional
+            Threshold that turns descriptive bounds into a claim (bounds only).
+
+        Returns
+        -------
+        Verdict
+        """
+        raise NotImplementedError
+
+    def guarantee(self) -> str:  # pragma: no cover - per procedure
+        """The procedure's guarantee, in plain words.
+
+        Returns
+        -------
+        str
+        """
+        raise NotImplementedError
+
+    def key_figures(self) -> dict:
+        """The numbers that define the audit: metric, target, rows, groups and level.
+
+        Returns
+        -------
+        dict
+        """
+        return {"metric": self.metric, "target θ": self.target, "audit rows": self.n,
+                "groups": int(self.active.sum())}
+
+    def describe(self, target_description=None) -> str:
+        """What was measured on which rows, in one sentence.
+
+        Parameters
+        ----------
+        target_description : str, optional
+            What the target θ is (e.g. "the PPV of Caucasian defendants").
+
+        Returns
+        -------
+        str
+        """
+        target = f"θ = {self.target:.4g}"
+        if target_description:
+            target += f" ({target_description})"
+        empty = self.empty_groups
+        return (
+            f"Metric: {self._metric_words()}; target {target}; audit sample: {self.n:,} rows "
+            f"where the metric is defined; {int(self.active.sum())} non-empty groups"
+            + (f" ({len(empty)} empty groups left out)." if empty else ".")
+        )
+
+    def _metric_words(self):
+        return self.metric.replace("_", " ")

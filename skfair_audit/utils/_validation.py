@@ -1,0 +1,228 @@
+"""Declarative parameter validation (our own: scikit-learn's is private API).
+
+Every public function states the admissible values of its parameters in a dictionary,
+``{"alpha": [Interval("real", 0, 1, closed="neither")], ...}``, checked at entry by the
+:func:`validate_params` decorator; estimators hold the same kind of dictionary in
+``_parameter_constraints`` and check it in ``fit`` with :func:`check_params`. A value is
+valid when it satisfies *one* of its constraints; otherwise :class:`InvalidParameterError`
+(a ``ValueError`` and a ``TypeError``) names the parameter, what it may be and what it got.
+
+Constraints: :class:`Interval`, :class:`Options`, :class:`InstanceOf`, :class:`Predicate`,
+``None`` (the value ``None``) and the ready-made :data:`RANDOM_STATE`, :data:`CALLABLE`,
+:data:`ARRAY_LIKE`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import numbers
+from dataclasses import dataclass
+
+from ._seeds import RANDOM_STATE_TYPES, is_random_state
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter has a value outside its declared constraints."""
+
+
+class Constraint:
+    """A set of admissible values with a description in words."""
+
+    description = "valid"
+
+    def is_satisfied_by(self, value) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __str__(self):
+        return self.description
+
+
+@dataclass(frozen=True)
+class Interval(Constraint):
+    """Numbers (``"real"``, ``"integral"``) in ``[left, right]`` (``None``: unbounded).
+
+    ``closed`` is ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. Real numbers must be
+    finite unless ``allow_inf`` (then an unbounded side admits the infinity).
+    """
+
+    kind: str
+    left: float | None = None
+    right: float | None = None
+    closed: str = "both"
+    allow_inf: bool = False
+
+    def is_satisfied_by(self, value) -> bool:
+        if isinstance(value, bool):
+            return False
+        if self.kind == "integral":
+            if not isinstance(value, numbers.Integral):
+                return False
+            value = int(value)
+        else:
+            if not isinstance(value, numbers.Real):
+                return False
+            value = float(value)
+            if math.isnan(value) or (math.isinf(value) and not self.allow_inf):
+                return False
+        low_closed = self.closed in ("both", "left")
+        high_closed = self.closed in ("both", "right")
+        if self.left is not None and (value < self.left or (value == self.left
+                                                            and not low_closed)):
+            return False
+        if self.right is not None and (value > self.right or (value == self.right
+                                                              and not high_closed)):
+            return False
+        if math.isinf(value) and ((value > 0 and self.right is not None)
+                                  or (value < 0 and self.left is not None)):
+            return False
+        return True
+
+    @property
+    def description(self):
+        noun = "an integer" if self.kind == "integral" else (
+            "a number" if self.allow_inf else "a finite number")
+        if self.left is None and self.right is None:
+            return noun
+        if self.kind == "real" and not self.allow_inf:
+            noun = "a number"
+        if self.right is None:
+            sign = ">=" if self.closed in ("both", "left") else ">"
+            if self.kind == "integral" and sign == ">=" and self.left in (0, 1):
+                return "a positive integer" if self.left == 1 else "a non-negative integer"
+            return f"{noun} {sign} {self.left:g}" + (" (inf allowed)" if self.allow_inf else "")
+        if self.left is None:
+            sign = "<=" if self.closed in ("both", "right") else "<"
+            return f"{noun} {sign} {self.right:g}"
+        low = "[" if self.closed in ("both", "left") else "("
+        high = "]" if self.closed in ("both", "right") else ")"
+        return f"{noun} in {low}{self.left:g}, {self.right:g}{high}"
+
+
+@dataclass(frozen=True)
+class Options(Constraint):
+    """One of a finite set of values (compared with ``==``, strings case-sensitively)."""
+
+    values: tuple
+
+    def is_satisfied_by(self, value) -> bool:
+        try:
+            return any(isinstance(value, type(v)) and bool(value == v) for v in self.values)
+        except (TypeError, ValueError):
+            return False
+
+    @property
+    def description(self):
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+@dataclass(frozen=True)
+class InstanceOf(Constraint):
+    """An instance of one of ``types``."""
+
+    types: tuple
+    description: str
+
+    def is_satisfied_by(self, value) -> bool:
+        return isinstance(value, self.types) and not (
+            isinstance(value, bool) and bool not in self.types)
+
+
+@dataclass(frozen=True)
+class Predicate(Constraint):
+    """Any value for which ``test(value)`` is true."""
+
+    test: object
+    description: str
+
+    def is_satisfied_by(self, value) -> bool:
+        try:
+            return bool(self.test(value))
+        except Exception:  # noqa: BLE001 - a failing test means "not satisfied"
+            return False
+
+
+def _is_array_like(value):
+    return hasattr(value, "__len__") or hasattr(value, "__array__") or hasattr(value, "shape")
+
+
+RANDOM_STATE = Predicate(is_random_state, RANDOM_STATE_TYPES)
+CALLABLE = Predicate(callable, "a callable")
+ARRAY_LIKE = Predicate(_is_array_like, "array-like")
+BOOLEAN = InstanceOf((bool,), "a bool")
+STRING = InstanceOf((str,), "a string")
+POSITIVE_INT = Interval("integral", 1, None)
+N_JOBS = [None, Interval("integral", None, None)]
+PROBABILITY = Interval("real", 0, 1, closed="neither")
+
+
+def _describe(constraints):
+    words = ["None" if c is None else str(c) for c in constraints]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def validate_value(name, value, constraints, caller=None):
+    """Raise :class:`InvalidParameterError` unless ``value`` satisfies one constraint."""
+    for constraint in constraints:
+        if constraint is None:
+            if value is None:
+                return
+        elif constraint.is_satisfied_by(value):
+            return
+    where = f" (in {caller})" if caller else ""
+    raise InvalidParameterError(
+        f"{name} must be {_describe(constraints)}{where}, got {value!r}."
+    )
+
+
+def check_params(params: dict, constraints: dict, caller=None) -> None:
+    """Check every parameter of ``params`` that has an entry in ``constraints``.
+
+    Examples
+    --------
+    >>> check_params({"alpha": 0.1}, {"alpha": [PROBABILITY]})
+    >>> check_params({"alpha": 2}, {"alpha": [PROBABILITY]})
+    Traceback (most recent call last):
+    ...
+    skfair_audit.utils._validation.InvalidParameterError: alpha must be a number in (0, 1), got 2.
+    """
+    for name, value in params.items():
+        if name in constraints:
+            validate_value(name, value, constraints[name], caller)
+
+
+def validate_params(constraints: dict):
+    """Decorator: check the arguments of a function against ``constraints`` at every call.
+
+    Examples
+    --------
+    >>> @validate_params({"q": [PROBABILITY]})
+    ... def flag(q=0.1):
+    ...     return q
+    >>> flag(0.2)
+    0.2
+    >>> flag(q=0)
+    Traceback (most recent call last):
+    ...
+    skfair_audit.utils._validation.InvalidParameterError: q must be a number in (0, 1), got 0.
+    """
+
+    def decorate(function):
+        signature = inspect.signature(function)
+        unknown = set(constraints) - set(signature.parameters)
+        if unknown:
+            raise TypeError(f"constraints for unknown parameters {sorted(unknown)} of "
+                            f"{function.__name__}.")
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            check_params(bound.arguments, constraints)
+            return function(*args, **kwargs)
+
+        wrapper.parameter_constraints = constraints
+        return wrapper
+
+    return decorate
