@@ -295,7 +295,10 @@ def test_delta_range_follows_the_loss_spread():
     [
         ({"method": "efron"}, "method must be one of"),
         ({"method": "subsampling", "m": 1000}, "m < n"),
-        ({"m": 1.5}, "m must be"),
+        ({"method": "m-out-of-n", "m": 1.5}, "m must be"),
+        # The default (uniform) method has no resample size or step: never silently ignored.
+        ({"m": 100}, "method='uniform' has no such parameter"),
+        ({"numerical_step": 0.1}, "method='uniform' has no such parameter"),
         ({"method": "numerical", "numerical_step": 0.0}, "numerical_step"),
         ({"confidence_level": 1.5}, "confidence_level"),
         ({"n_resamples": 0}, "n_resamples"),
@@ -311,5 +314,13 @@ def test_single_cell_audit_warns_that_the_bootstrap_is_degenerate():
     loss = np.array([0.0, 1.0, 0.0, 1.0])
     with pytest.warns(SmallSampleWarning, match="one cell"):
         res = faith_audit(np.array([100, 0, 0, 0]), loss, np.zeros((4, 4)), epsilon=0.0,
-                          n_resamples=50, random_state=0)
+                          method="m-out-of-n", n_resamples=50, random_state=0)
     assert res.confidence_interval().low == res.confidence_interval().high
+    # The uniform bounds keep a regularised standard error rho / sqrt(n (n - 1)) (rho = 1/2)
+    # and are clipped to the range of psi, [0, 1]: psi_n = 1 here.
+    with pytest.warns(SmallSampleWarning, match="one cell"):
+        res = faith_audit(np.array([100, 0, 0, 0]), loss, np.zeros((4, 4)), epsilon=0.0,
+                          n_resamples=50, random_state=0)
+    se = 0.5 / math.sqrt(100 * 99)
+    assert res.statistic == 1.0 and res.upper_bound == 1.0
+    assert res.lower_bound == pytest.approx(1.0 - 1.6448536269514722 * se, rel=1e-12)
