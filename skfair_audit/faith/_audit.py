@@ -131,8 +131,8 @@ def faith_audit(
         √n(ψ(f_n) − ψ(f*)), valid *pointwise* only: ``"nonparametric"`` (Efron) where ψ is
         differentiable (a unique dual multiplier); ``"m-out-of-n"``, ``"numerical"`` and
         ``"subsampling"`` at every fixed population, kinks included, but not uniformly: when ε
-        lies within a few standard errors of a kink their tests can over-reject
-        (``benchmarks/bench_faith_validity.py`` measures it).
+        lies within a few standard errors of a kink their level is not guaranteed
+        (``benchmarks/bench_faith_validity.py`` measures their type-I errors there).
     m : int, float in (0, 1) or callable, optional
         Resample size rule of m-out-of-n and subsampling (default ``⌈n^(2/3)⌉``).
     numerical_step : float or callable, optional

@@ -81,11 +81,24 @@ class _Pieces:
     prefix: np.ndarray
 
 
+#: Slopes within this relative distance are one piece: cost matrices from metric computations
+#: give "equal" slopes that differ in the last digits, and a piece per rounding error would
+#: only duplicate its neighbour.
+_SLOPE_RTOL = 1e-12
+
+
 def linear_pieces(problem) -> _Pieces:
-    """The distinct segment slopes (descending), then 0, with their segment prefixes."""
+    """The distinct segment slopes (descending), then 0, with their segment prefixes.
+
+    Slopes equal up to a relative ``1e-12`` form one piece, at the group's largest slope; the
+    other segments of the group then count as not taken, which changes ``a_i(λ)`` by at most
+    that relative amount of their cost.
+    """
     slope = np.asarray(problem.segment_slope)
     if slope.size:
-        starts = np.flatnonzero(np.concatenate(([True], slope[1:] != slope[:-1])))
+        starts = np.flatnonzero(
+            np.concatenate(([True], slope[1:] < slope[:-1] * (1.0 - _SLOPE_RTOL)))
+        )
         multiplier = np.append(slope[starts], 0.0)
         prefix = np.append(starts, slope.size)
     else:

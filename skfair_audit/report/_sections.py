@@ -97,11 +97,13 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
                 "sample does not settle the question."
             )
         paragraphs.append(verdict)
-    if not result.gaussian_limit:
+    if result.near_kink or not result.gaussian_limit:
         paragraphs.append(
-            "Note: ε sits on a kink of the audit curve (the dual multiplier is not unique), "
-            "where the limit law is not Gaussian; the m-out-of-n and numerical bootstraps stay "
-            "valid there, Efron's does not."
+            "Note: ε may sit at or near a kink of the audit curve (more than one linear piece "
+            "of ψ is plausibly active), where the limit law is not Gaussian; "
+            + ("the uniform bounds used here stay valid there."
+               if result.method == "uniform" else
+               "the pointwise bootstraps may miss their level there; method='uniform' does not.")
         )
     summary = {
         "statistic ψ̂": result.statistic,
@@ -113,8 +115,9 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
         "p-value (H0: δ-fair)": result.pvalue,
         "rejected δ-fairness": result.rejected,
         "certified δ-fair": result.certified_fair,
-        "bootstrap": f"{result.method}, {result.bootstrap_distribution.size} resamples"
+        "inference": f"{result.method}, {result.bootstrap_distribution.size} resamples"
         + (f", m = {result.m}" if result.m is not None else ""),
+        "near a kink": result.near_kink,
         "audit rows n": result.n,
         "cells K": result.n_cells,
     }
