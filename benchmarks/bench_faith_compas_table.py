@@ -3,7 +3,7 @@
 Usage::
 
     SKFAIR_AUDIT_DATA=/path/to/data python benchmarks/bench_faith_compas_table.py \
-        [--quick] [--repeats 50] [--seed 2020] [--delta 0.04] [--epsilon 0.0] \
+        [--quick] [--repeats 50] [--seed 2020] [--delta 0.04] [--epsilons 0.0 0.1] \
         [--resamples 1000] [--n-jobs 2] [--no-fairlearn]
 
 Data: COMPAS with ProPublica's filter, African-American and Caucasian defendants only (5,278
@@ -29,8 +29,10 @@ labels = 144 cells); label ``two_year_recid`` (1 = recidivist).
 
 Every model is audited as a black box on the 30% audit split with :class:`FaithAuditor` (grid
 space, fair metric = sensitive subspace of race and sex of Yurochkin et al. 2020 learned on the
-70%, label changes forbidden, 0-1 loss, m-out-of-n bootstrap with ``m = ⌈n^(2/3)⌉``,
-``--resamples`` replicates, 95% level).
+70%, label changes forbidden, 0-1 loss, the library's default inference ``method="uniform"``
+— bounds that stay valid near the kinks of ε ↦ ψ, with ``--resamples`` max-t replicates —
+95% level) at every budget of ``--epsilons``. The models are fit (and RLR selected, at
+``--select-epsilon``) once per repetition and audited at each budget.
 
 Randomised predictors. ``ExponentiatedGradient`` and ``ThresholdOptimizer`` predict at random
 (a mixture of classifiers / a randomised threshold for one group). ``predict`` is called with
@@ -43,9 +45,12 @@ accuracy and group metrics are expectations too: that separates unfairness from 
 ``ThresholdOptimizer`` needs the sensitive feature at predict time; the wrapper reads it from
 the ``race`` column of ``X`` (race is a grid feature, so the audit's grid queries carry it).
 
-Columns: FaiTH statistic (mean ± sd over repetitions), two-sided 95% CI (mean endpoints),
-one-sided 95% lower bound (mean ± sd), rejection rate of the δ-fairness test (H0: ψ ≤ δ, reject
-when the lower bound exceeds δ), rate of certified fairness (one-sided upper bound < δ),
+Columns (one table per budget ε): FaiTH statistic (mean ± sd over repetitions), two-sided 95% CI
+(mean endpoints), one-sided 95% lower bound (mean ± sd), rejection rate of the δ-fairness test
+(H0: ψ ≤ δ, reject when the lower bound exceeds δ), rate of certified fairness (one-sided upper
+bound < δ), the share of audits whose ``near_kink`` diagnostic is True and the share whose
+estimated contact set holds more than one linear piece of ψ (the upper bound's critical value
+is then a simultaneous one over several pieces),
 accuracy on the audit split, and group metrics on the audit split with race as the group, all
 differences **African-American minus Caucasian**:
 
@@ -56,12 +61,20 @@ differences **African-American minus Caucasian**:
 ŷ = 1 predicts recidivism (the unfavourable outcome), so positive values mean African-Americans
 are predicted to reoffend more often.
 
-Settings (as in ``bench_model_selection_compas.py``): **ε = 0**: ψ is the largest increase of
+Settings: **ε = 0** (as in ``bench_model_selection_compas.py``): ψ is the largest increase of
 the error rate obtained by moving individuals along race and sex (and the directions that
 predict them, free under the learned metric), the other features fixed — pure "flip the
-protected attribute" unfairness. **δ = 0.04**: the paper suggests the rate of miscarriage of
-justice as the error "inherent to the system"; 4.1% is the conservative false-conviction rate
-of Gross, O'Brien, Hu & Kennedy (PNAS 2014).
+protected attribute" unfairness. At ε = 0 ψ is linear in the cell frequencies (only free moves
+count: one linear piece), so its limit law is Gaussian. **ε = 0.1**: the ``FaithAuditor``
+default budget, in units of the squared learned fair distance; the script records what a
+change of one non-protected feature costs under the learned metric (``one_feature_change_cost``
+of the heat-map split), hence for how many audited individuals the adversary can afford one,
+and, per audit, whether the budget binds and whether 0.1 lies between breakpoints of the
+estimated curve ε ↦ ψ (``budget_binds_rate``, ``inside_curve_rate``). Where it does, ψ is a
+minimum of several linear pieces with positive multipliers, so the non-Gaussian machinery
+(contact set, max-t critical value, kink diagnostic) runs on real data. **δ = 0.04**: the
+paper suggests the rate of miscarriage of justice as the error "inherent to the system"; 4.1% is
+the conservative false-conviction rate of Gross, O'Brien, Hu & Kennedy (PNAS 2014).
 
 **Figure 2 analogue.** For the plain LR on a representative split (the repetition whose FaiTH
 statistic is closest to the median over the repetitions) the heat maps of ``n(Q − f_n)`` by
@@ -83,6 +96,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import itertools
 import json
 import sys
 import time
@@ -112,6 +126,20 @@ FAIRLEARN_METHODS = {
 }
 HEATMAP_ROWS = ["race", "sex", "age_cat"]
 HEATMAP_COLUMNS = ["priors_cat", "c_charge_degree"]
+EPSILON_REASONS = {
+    "0": (
+        "ε = 0: ψ is the largest increase of the error rate from moving individuals along race "
+        "and sex (and the directions predicting them, free under the learned sensitive-subspace "
+        "metric) with the other features fixed; ψ is then linear in the cell frequencies "
+        "(Gaussian limit)"
+    ),
+    "0.1": (
+        "ε = 0.1: the FaithAuditor default budget (squared learned fair distance), enough to "
+        "change one non-protected feature for a small share of the audited individuals (see "
+        "heatmap.one_feature_change_cost); where the budget binds on the estimated curve, ψ is "
+        "a minimum of several linear pieces (see budget_binds_rate and inside_curve_rate)"
+    ),
+}
 GROUP_METRICS = {
     "spd": "statistical parity difference P(yhat=1|AA) - P(yhat=1|C)",
     "eod": "equal opportunity difference TPR_AA - TPR_C",
@@ -209,24 +237,46 @@ def group_metrics(y, score, group):
     }
 
 
-def make_auditor(estimator, args, seed, loss="zero_one"):
+def make_auditor(estimator, args, seed, epsilon, loss="zero_one"):
     return FaithAuditor(
-        FrozenEstimator(estimator), protected=PROTECTED, epsilon=args.epsilon,
+        FrozenEstimator(estimator), protected=PROTECTED, epsilon=epsilon,
         delta=args.delta, loss=loss, n_resamples=args.resamples, random_state=seed,
     )
 
 
-def audit_row(name, estimator, X_fit, y_fit, X_audit, y_audit, args, seed, expected=False):
+def audit_rows(name, estimator, X_fit, y_fit, X_audit, y_audit, args, seed, expected=False):
+    """One row per budget: the audit of ``estimator`` at each ε of ``args.epsilons``."""
     loss = expected_zero_one_loss if expected else "zero_one"
-    result = make_auditor(estimator, args, seed, loss).fit(X_fit, y_fit).audit(X_audit, y_audit)
-    ci = result.confidence_interval()
     if expected:
         score = estimator.predict_proba(X_audit)[:, 1]
     else:
         score = np.asarray(estimator.predict(X_audit), dtype=float)
+    metrics = group_metrics(y_audit, score, X_audit[GROUP].astype(str).to_numpy())
+    auditor = make_auditor(estimator, args, seed, args.epsilons[0], loss).fit(X_fit, y_fit)
+    rows = []
+    for epsilon in args.epsilons:
+        # The fitted metric and grid do not depend on ε: only the budget changes.
+        result = auditor.set_params(epsilon=epsilon).audit(X_audit, y_audit)
+        breaks, _ = auditor.transport_problem_.curve(result.counts / result.n)
+        rows.append({
+            **audit_summary(name, result, seed, metrics),
+            # Where ε sits on the estimated curve ε -> ψ: binding budget (λ > 0) and the
+            # number of breakpoints below and above it.
+            "budget_binds": bool(result.dual_multipliers[0] > 0),
+            "breakpoints_below": int(np.count_nonzero((breaks > 0) & (breaks < epsilon))),
+            "breakpoints_above": int(np.count_nonzero(breaks > epsilon)),
+        })
+    return rows
+
+
+def audit_summary(name, result, seed, metrics):
+    ci = result.confidence_interval()
+    pieces = result.linear_pieces
     return {
         "seed": seed,
         "method": name,
+        "epsilon": result.epsilon,
+        "inference": result.method,
         "statistic": result.statistic,
         "ci_low": ci.low,
         "ci_high": ci.high,
@@ -236,8 +286,11 @@ def audit_row(name, estimator, X_fit, y_fit, X_audit, y_audit, args, seed, expec
         "rejected": bool(result.rejected),
         "certified_fair": bool(result.certified_fair),
         "dual_unique": bool(result.dual_unique),
+        "near_kink": bool(result.near_kink),
+        "contact_pieces": int(np.count_nonzero(pieces.in_contact_set)),
+        "contact_multipliers": pieces.multipliers[pieces.in_contact_set].tolist(),
         "n_audit": int(result.n),
-        **group_metrics(y_audit, score, X_audit[GROUP].astype(str).to_numpy()),
+        **metrics,
     }
 
 
@@ -246,7 +299,7 @@ def select_rlr(X_rest, y_rest, n_train, args, seed):
     cv = [(np.arange(n_train), np.arange(n_train, len(y_rest)))]
     return FairModelSelector(
         model(), delta=args.delta, protected=PROTECTED, cv=cv,
-        auditor=FaithAuditor(None, epsilon=args.epsilon, n_resamples=args.resamples),
+        auditor=FaithAuditor(None, epsilon=args.select_epsilon, n_resamples=args.resamples),
         on_none="fairest", refit="validated", random_state=seed, n_jobs=1,
     ).fit(X_rest, y_rest)
 
@@ -260,11 +313,11 @@ def run_repetition(X, y, seed, args, use_fairlearn):
 
     start = time.perf_counter()
     lr = make_pipeline(encoder(), plain_logistic_regression()).fit(X_rest, y_rest)
-    rows.append(audit_row("LR", lr, X_rest, y_rest, X_audit, y_audit, args, seed))
+    rows += audit_rows("LR", lr, X_rest, y_rest, X_audit, y_audit, args, seed)
 
     selector = select_rlr(X_rest, y_rest, len(train), args, seed)
     rlr = selector.best_estimator_
-    rows.append(audit_row("RLR (δ-fair ℓ1)", rlr, X_rest, y_rest, X_audit, y_audit, args, seed))
+    rows += audit_rows("RLR (δ-fair ℓ1)", rlr, X_rest, y_rest, X_audit, y_audit, args, seed)
     names = [str(n) for n in rlr[0].get_feature_names_out()]
     coef = rlr[-1].coef_.ravel()
     extra.update(
@@ -277,26 +330,24 @@ def run_repetition(X, y, seed, args, use_fairlearn):
     if use_fairlearn:
         for name, method in FAIRLEARN_METHODS.items():
             fair = FairlearnClassifier(method, random_state=seed).fit(X_rest, y_rest)
-            rows.append(audit_row(name, fair, X_rest, y_rest, X_audit, y_audit, args, seed))
-            rows.append(
-                audit_row(f"{name} [expected]", fair, X_rest, y_rest, X_audit, y_audit, args,
-                          seed, expected=True)
-            )
+            rows += audit_rows(name, fair, X_rest, y_rest, X_audit, y_audit, args, seed)
+            rows += audit_rows(f"{name} [expected]", fair, X_rest, y_rest, X_audit, y_audit,
+                               args, seed, expected=True)
     extra["seconds"] = time.perf_counter() - start
     return rows, extra
 
 
-def summarise(rows, methods):
+def summarise(rows, methods, epsilons):
     table = []
-    for method in methods:
-        sub = [r for r in rows if r["method"] == method]
+    for epsilon, method in itertools.product(epsilons, methods):
+        sub = [r for r in rows if r["method"] == method and r["epsilon"] == epsilon]
         if not sub:
             continue
 
         def col(key, sub=sub):
             return np.array([r[key] for r in sub], dtype=float)
 
-        entry = {"method": method, "n_repetitions": len(sub)}
+        entry = {"epsilon": epsilon, "method": method, "n_repetitions": len(sub)}
         for key in ("statistic", "lower_bound", "accuracy", "spd", "eod", "aod"):
             entry[f"{key}_mean"] = float(col(key).mean())
             entry[f"{key}_sd"] = float(col(key).std(ddof=1)) if len(sub) > 1 else 0.0
@@ -305,13 +356,19 @@ def summarise(rows, methods):
         entry["upper_bound_mean"] = float(col("upper_bound").mean())
         entry["rejection_rate"] = float(col("rejected").mean())
         entry["certified_rate"] = float(col("certified_fair").mean())
+        entry["near_kink_rate"] = float(col("near_kink").mean())
+        entry["multi_piece_contact_rate"] = float((col("contact_pieces") > 1).mean())
+        entry["budget_binds_rate"] = float(col("budget_binds").mean())
+        entry["inside_curve_rate"] = float(
+            ((col("breakpoints_below") > 0) & (col("breakpoints_above") > 0)).mean())
         table.append(entry)
     return table
 
 
 def format_table(table, delta):
-    head = (f"{'method':26} {'FaiTH':>15} {'95% CI (mean ends)':>18} {'1-s lower':>15} "
-            f"{'rej δ':>6} {'cert':>5} {'accuracy':>15} {'SPD':>14} {'EOD':>14} {'AOD':>14}")
+    head = (f"{'ε':>4} {'method':26} {'FaiTH':>15} {'95% CI (mean ends)':>18} "
+            f"{'1-s lower':>15} {'rej δ':>6} {'cert':>5} {'kink':>5} {'V>1':>5} "
+            f"{'accuracy':>15} {'SPD':>14} {'EOD':>14} {'AOD':>14}")
     lines = [head, "-" * len(head)]
 
     def pm(e, key):
@@ -319,14 +376,17 @@ def format_table(table, delta):
 
     for e in table:
         lines.append(
-            f"{e['method']:26} {pm(e, 'statistic'):>15} "
+            f"{e['epsilon']:4g} {e['method']:26} {pm(e, 'statistic'):>15} "
             f"[{e['ci_low_mean']:.4f}, {e['ci_high_mean']:.4f}] {pm(e, 'lower_bound'):>15} "
-            f"{e['rejection_rate']:6.2f} {e['certified_rate']:5.2f} {pm(e, 'accuracy'):>15} "
+            f"{e['rejection_rate']:6.2f} {e['certified_rate']:5.2f} "
+            f"{e['near_kink_rate']:5.2f} {e['multi_piece_contact_rate']:5.2f} "
+            f"{pm(e, 'accuracy'):>15} "
             f"{e['spd_mean']:+.3f}±{e['spd_sd']:.3f} {e['eod_mean']:+.3f}±{e['eod_sd']:.3f} "
             f"{e['aod_mean']:+.3f}±{e['aod_sd']:.3f}"
         )
     lines.append(f"(rej δ: share of repetitions rejecting H0: ψ ≤ δ = {delta}; cert: share with "
-                 "one-sided upper bound < δ; group gaps African-American minus Caucasian)")
+                 "one-sided upper bound < δ; kink: share with near_kink; V>1: share whose "
+                 "contact set holds several pieces; group gaps African-American minus Caucasian)")
     return "\n".join(lines)
 
 
@@ -425,7 +485,8 @@ def heatmap(X, y, seed, args, path):
     rest = np.concatenate([train, val])
     X_rest, y_rest = X.iloc[rest], y[rest]
     lr = make_pipeline(encoder(), plain_logistic_regression()).fit(X_rest, y_rest)
-    auditor = make_auditor(lr, args, seed).fit(X_rest, y_rest)
+    epsilon = args.epsilons[0]
+    auditor = make_auditor(lr, args, seed, epsilon).fit(X_rest, y_rest)
     result = auditor.audit(X.iloc[held_out], y[held_out])
     fig = result.plot(rows=HEATMAP_ROWS, columns=HEATMAP_COLUMNS)
     titles = {0: "non-recidivists (label 0)", 1: "recidivists (label 1)"}
@@ -434,11 +495,25 @@ def heatmap(X, y, seed, args, path):
         axis.set_title(f"{titles[int(label)]}: n(Q - f_n)")
     fig.suptitle(
         f"COMPAS, plain LR, split seed {seed}: adversarial change in counts "
-        f"(ε={args.epsilon}, FaiTH={result.statistic:.4f}, n={result.n})"
+        f"(ε={epsilon}, FaiTH={result.statistic:.4f}, n={result.n})"
     )
     fig.savefig(path, dpi=130)
     lines, details = read_moves(result, auditor.cell_loss_)
-    return result, lines, details
+    return result, lines, details, one_feature_change_cost(auditor)
+
+
+def one_feature_change_cost(auditor):
+    """Cost, under the learned metric, of moving between cells of the same label that differ
+    in exactly one non-protected feature (protected attributes free to differ)."""
+    space = auditor.space_
+    names = [str(n) for n in space.feature_names]
+    features = np.asarray(space.cell_features, dtype=object)
+    other = [k for k, name in enumerate(names) if name not in PROTECTED]
+    differs = features[:, None, other] != features[None, :, other]
+    same_label = space.cell_labels[:, None] == space.cell_labels[None, :]
+    cost = auditor.cost_[(differs.sum(axis=2) == 1) & same_label]
+    return {"min": float(cost.min()), "median": float(np.median(cost)),
+            "max": float(cost.max())}
 
 
 def versions():
@@ -458,7 +533,10 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--seed", type=int, default=2020)
     parser.add_argument("--delta", type=float, default=0.04)
-    parser.add_argument("--epsilon", type=float, default=0.0)
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.0, 0.1],
+                        help="budgets of the audits (the heat map uses the first)")
+    parser.add_argument("--select-epsilon", type=float, default=0.0,
+                        help="budget of the δ-fair selection of RLR")
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--no-fairlearn", action="store_true")
@@ -482,21 +560,22 @@ def main(argv=None):
     rows = [row for rep_rows, _ in outputs for row in rep_rows]
     extras = [extra for _, extra in outputs]
     methods = list(dict.fromkeys(r["method"] for r in rows))
-    table = summarise(rows, methods)
+    table = summarise(rows, methods, args.epsilons)
 
     # Representative split for the heat map: plain-LR statistic closest to its median.
-    lr_stats = np.array([r["statistic"] for r in rows if r["method"] == "LR"])
+    lr_stats = np.array([r["statistic"] for r in rows
+                         if r["method"] == "LR" and r["epsilon"] == args.epsilons[0]])
     rep_seed = seeds[int(np.argmin(np.abs(lr_stats - np.median(lr_stats))))]
     suffix = "_quick" if args.quick else ""
     RESULTS.mkdir(exist_ok=True)
     heat_path = RESULTS / f"faith_compas_heatmap{suffix}.png"
-    heat_result, reading, moves = heatmap(X, y, rep_seed, args, heat_path)
+    heat_result, reading, moves, change_cost = heatmap(X, y, rep_seed, args, heat_path)
 
     n_rows = len(y)
     n_audit = rows[0]["n_audit"]
     print(f"COMPAS aa/caucasian: {n_rows} rows; 70% train / 30% audit ({n_audit} rows), "
-          f"{args.repeats} repetitions (seeds {seeds[0]}..{seeds[-1]}); ε={args.epsilon}, "
-          f"δ={args.delta}, B={args.resamples}, m-out-of-n bootstrap, 95% level")
+          f"{args.repeats} repetitions (seeds {seeds[0]}..{seeds[-1]}); ε={args.epsilons}, "
+          f"δ={args.delta}, B={args.resamples}, uniform bounds (the default), 95% level")
     print(format_table(table, args.delta))
     rlr_c = [e["rlr_C"] for e in extras]
     sex_dropped = np.mean(["sex_Male" not in e["rlr_features"] for e in extras])
@@ -515,12 +594,13 @@ def main(argv=None):
     output = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "settings": {
-            "epsilon": args.epsilon,
-            "epsilon_reason": (
-                "ε = 0: ψ is the largest increase of the error rate from moving individuals "
-                "along race and sex (and the directions predicting them, free under the "
-                "learned sensitive-subspace metric) with the other features fixed"
-            ),
+            "epsilons": args.epsilons,
+            "epsilon_reasons": {
+                f"{e:g}": EPSILON_REASONS.get(f"{e:g}", "chosen on the command line")
+                for e in args.epsilons
+            },
+            "select_epsilon": args.select_epsilon,
+            "heatmap_epsilon": args.epsilons[0],
             "delta": args.delta,
             "delta_reason": (
                 "the paper's suggestion, the rate of miscarriage of justice as the error "
@@ -531,7 +611,7 @@ def main(argv=None):
                     "'[expected]' rows: expected 0-1 loss 1 - P(yhat = y | x)",
             "metric": "sensitive subspace of race and sex (Yurochkin et al. 2020), learned on "
                       "the 70% training part, squared distance; label changes forbidden",
-            "method": "m-out-of-n", "m": "ceil(n^(2/3))", "n_resamples": args.resamples,
+            "method": "uniform (FaithAuditor default)", "n_resamples": args.resamples,
             "confidence_level": 0.95, "protected": PROTECTED,
             "group_metrics": GROUP_METRICS, "group": GROUP,
             "split": "70% train / 30% audit stratified by label; RLR: train 50% / validation "
@@ -558,6 +638,8 @@ def main(argv=None):
             "rule": "repetition whose plain-LR FaiTH statistic is closest to the median",
             "statistic": heat_result.statistic,
             "lower_bound": heat_result.lower_bound,
+            "epsilon": args.epsilons[0],
+            "one_feature_change_cost": change_cost,
             "rows": HEATMAP_ROWS, "columns": HEATMAP_COLUMNS,
             "reading": reading,
             "moves": moves,

@@ -1,59 +1,77 @@
-"""Coverage of the FaiTH bootstrap confidence bounds: Gaussian regime versus a kink.
+"""Validity of the FaiTH confidence bounds on a grid around the kinks of ε ↦ ψ(ε).
 
 Usage::
 
-    python benchmarks/bench_faith_validity.py [--quick] [--reps 1000] [--resamples 1000]
-                                              [--n-jobs 2] [--variants]
-                                              [--instances gaussian kink kink-strong]
+    python benchmarks/bench_faith_validity.py [--quick] [--reps 2000] [--resamples 299]
+                                              [--n-jobs 2] [--schemes uniform m-out-of-n ...]
+                                              [--instances hand kink gaussian]
 
-For each bootstrap scheme ("nonparametric" = Efron's naive bootstrap, "m-out-of-n" with the
-default ``m = ceil(n^(2/3))``, "numerical" with the default ``eps_n = n^(-1/3)``, and
-"subsampling" with ``m = ceil(n^(2/3))``), each audit size ``n`` in {1000, 5000, 20000} and
-each instance, the script draws ``reps`` audit samples ``counts ~ Mult(n, f*)``, runs
-the bootstrap (``B = resamples`` replicates) and records
+The default command writes the committed ``benchmarks/results/faith_validity.json`` and
+``faith_validity.csv``; ``doc/make_reproduction_tables.py`` builds the documentation's tables
+and sentences of conclusion from that one file.
 
-* the realized coverage of the 95% two-sided equal-tailed CI, of the 95% one-sided lower bound
-  and of the 95% one-sided upper bound, with Monte Carlo standard errors
-  ``sqrt(p (1 - p) / reps)``;
-* the mean width of the two-sided CI and the mean distance ``psi(f_n) - lower bound``;
-* the rejection rate of the delta-fairness test (reject when the lower bound exceeds delta) at
-  ``delta = psi(f*)``: the type-I error at the boundary of H0, nominally <= 5%.
+**Instances.** The truth ``psi(f*)`` is exact (greedy solver) on every instance.
 
-The instances share one COMPAS-like grid: 144 cells = race(2) x sex(2) x age(3) x priors(3) x
-charge(2) x label(2). Moves that change race or sex are free, other moves cost a weighted
-one-hot (Hamming) distance (age 1.0, priors 0.6, charge 0.3), label changes are forbidden; the
-loss is the 0-1 loss of a fixed linear-threshold model that uses race and sex. The population
-pmf ``f*`` is a fixed random draw (all cells positive). The exact curve ``eps -> psi(f*)`` has
-breakpoints ``0 < P_1 < P_2`` (the budget stops binding at ``P_2``):
+* ``hand``: 6 hand-built cells, losses ``(0, 0, 0, 1, 1, 1)``, moves ``0 -> 3`` (cost 1),
+  ``1 -> 4`` (cost 2), ``2 -> 5`` (cost 4) and a dominated ``1 -> 3`` (cost 3);
+  ``f* = (0.2, 0.2, 0.2, 0.1, 0.2, 0.1)``. The curve ε ↦ ψ has kinks at 0.2, 0.6 and 1.4;
+  the grid is centred on the *interior* kink 0.6, where the two active pieces
+  (λ = 1/2 and λ = 1/4) both vary with the sample.
+* ``kink``: the 144-cell COMPAS-like grid below, ε centred on the breakpoint where the budget
+  stops binding (the pieces λ = 5/3 and λ = 0 are both active there).
+* ``gaussian``: the same grid, ε centred mid-way between its two breakpoints (a unique
+  multiplier, Gaussian limit); the offsets keep it at least 4 sd from every kink at every n.
+* ``kink-strong`` (not in the default run): the ``kink`` breakpoint of a tilted population.
 
-* ``gaussian``: ``eps = (P_1 + P_2) / 2``, strictly inside a hull segment, unique dual
-  multiplier: ``sqrt(n)(psi(f_n) - psi(f*))`` is asymptotically Gaussian;
-* ``kink``: ``eps = P_2`` exactly (taken from the solver's ``curve(f*)``), the optimal duals
-  form the interval ``[0, 1/0.6]``: the limit is the minimum of two correlated Gaussians
-  (sds 0.49 and 0.45, correlation 0.60; mean of the limit -0.17, sd 0.44);
-* ``kink-strong``: the same kink for a tilted population (cells that must pay to move are
-  4 times as likely): sds 0.40 and 0.37, correlation 0.32, limit mean -0.18, sd 0.34, so
-  Efron's bootstrap fails more clearly.
+The COMPAS-like grid: 144 cells = race(2) x sex(2) x age(3) x priors(3) x charge(2) x label(2).
+Moves that change race or sex are free, other moves cost a weighted one-hot distance (age 1.0,
+priors 0.6, charge 0.3), label changes are forbidden; the loss is the 0-1 loss of a fixed
+linear-threshold model that uses race and sex; ``f*`` is a fixed random draw.
 
-The truth ``psi(f*)`` is exact (greedy solver). Every (instance, n, repetition) draws its
-audit sample and its bootstrap streams from children of one ``numpy.random.SeedSequence``;
-all schemes see the same audit sample (common random numbers).
+**The near-kink grid and its "sd".** A breakpoint of the population curve is a linear function
+of the frequencies, ``P(f) = Σ_i f_i w_i`` (``w_i``: the cost of the segments of row ``i``
+taken up to that breakpoint). Its estimate ``P(f_n)`` has standard deviation
+``sd_n = sqrt(Var_{f*}(w_Z) / n)``. For each n in {1,000, 5,000, 20,000} the grid is
+``ε = centre + h sd_n``, h ∈ {0, ±0.25, ±0.5, ±1, ±2, ±4}, with ``sd_n`` the sd of the
+centre's breakpoint (for ``gaussian``: of the nearest breakpoint). ``h sd_n`` is also ``h``
+standard deviations of the estimated difference of the two linear pieces that meet at the
+kink, which is what decides which piece the data see as active. Every row records its
+distance to the nearest kink, in units of that kink's own sd.
 
-``--variants`` adds other tuning rules of the consistent schemes (m-out-of-n with
-``m = n^0.5`` and ``n^0.75``, numerical with ``eps_n = n^(-1/4)`` and ``n^(-0.4)``) to see how
-sensitive the coverage is to the rate.
+**What is recorded.** For each (instance, n, h) the script draws ``reps`` audit samples
+``counts ~ Mult(n, f*)`` (common to all schemes) and runs each inference scheme at 95%:
+``uniform`` (the library's default, :func:`~skfair_audit.faith.faith_audit`
+``method="uniform"``, B = ``resamples`` max-t replicates) and the pointwise bootstrap
+``m-out-of-n`` (the previous default, B = ``resamples``); ``--schemes`` adds ``numerical``,
+``subsampling`` or ``nonparametric``. B = 299 makes ``(B + 1) 0.95`` an integer, so the
+Monte Carlo quantiles add no bias of their own. Per scheme:
 
-Writes ``benchmarks/results/faith_validity.csv`` and ``faith_validity.json`` (``--quick`` writes
-``faith_validity_quick.*``; a subset of ``--instances`` appends the names, e.g.
-``faith_validity_kink-strong.*``) and prints the table.
+* the type-I error of the δ-test (H0 ψ ≤ δ, reject when the lower bound > δ) at the least
+  favourable δ = ψ(f*), i.e. ``P(lower > ψ*)``;
+* the type-I error of the certification test (H0 ψ ≥ δ, certify when the upper bound < δ) at
+  δ = ψ(f*), ``P(upper < ψ*)``;
+* the coverage and mean width of the 95% two-sided interval, and the mean margins
+  ``ψ(f_n) − lower`` and ``upper − ψ(f_n)``;
+* the power of both tests at alternatives ``δ = ψ* ∓ k se*``, k ∈ {1, 2, 3}, with ``se*`` the
+  population standard error ``sqrt(Var_{f*}(a_Z(λ*)) / n)`` of the active piece (the larger
+  one at a kink);
+* the share of audits with ``near_kink`` True (a property of the sample, the same for every
+  scheme).
 
-Run time, measured on 2 cores shared with other jobs (load average 5-10), ``--n-jobs 2``:
-``--quick`` (100 reps, B = 300) about 15 s. The stored full results came from
-two runs: ``--variants --instances gaussian kink`` equivalent (1,000 reps, B = 1,000, 8 schemes
-x 3 sizes x 2 instances = 48,000 bootstraps) in 1,399 s, and ``--instances kink-strong``
-(4 default schemes) in a few minutes. On an idle 2-core machine the default run (3 instances,
-4 schemes, 36,000 bootstraps of 1,000 replicates) takes about 10 minutes. The measured time is
-stored in the JSON (``elapsed_seconds``).
+Monte Carlo standard errors are ``sqrt(p (1 - p) / reps)``. The acceptance thresholds in the
+JSON summary use the standard error at the nominal rate: a type-I error holds its level when
+it is at most ``0.05 + 2 sqrt(0.05 * 0.95 / reps)``, a coverage when it is at least
+``0.95 - 2 sqrt(0.05 * 0.95 / reps)``. The summary also lists every cell that misses.
+
+Seeds: one ``numpy.random.SeedSequence`` spawns a child per (instance, n, h, repetition); each
+repetition's child spawns the audit sample's stream and one stream per scheme, so results do not
+depend on ``--n-jobs`` or on the chunking.
+
+Run time, measured on 2 cores shared with other jobs (the JSON records ``elapsed_seconds``
+and the load average): ``--quick`` (150 repetitions, B = 199, h ∈ {0, ±1, ±4}) about 1-2
+minutes; the default run (3 instances x 3 n x 11 offsets x 2,000 repetitions, 2 schemes with
+B = 299 each) took the time recorded in the committed JSON (``elapsed_seconds``, with the load
+average at its start and end).
 """
 
 from __future__ import annotations
@@ -76,26 +94,24 @@ from joblib import Parallel, delayed
 
 from skfair_audit.faith._inference import bootstrap_root, bootstrap_scheme, root_bounds
 from skfair_audit.faith._solver import prepare_transport
+from skfair_audit.faith._uniform import (
+    _SquareIncrements,
+    linear_pieces,
+    piece_moments,
+    uniform_inference,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SEED = 20241129
 LEVEL = 0.95
+ALPHA = 1.0 - LEVEL
 SIZES = (1_000, 5_000, 20_000)
-
-#: (label, method, m, numerical_step): the library defaults.
-SCHEMES = (
-    ("nonparametric", "nonparametric", None, None),
-    ("m-out-of-n", "m-out-of-n", None, None),
-    ("numerical", "numerical", None, None),
-    ("subsampling", "subsampling", None, None),
-)
-#: Other rates of the consistent schemes (``--variants``).
-VARIANTS = (
-    ("m-out-of-n m=n^0.5", "m-out-of-n", 0.5, None),
-    ("m-out-of-n m=n^0.75", "m-out-of-n", 0.75, None),
-    ("numerical eps=n^-0.25", "numerical", None, lambda n: n**-0.25),
-    ("numerical eps=n^-0.4", "numerical", None, lambda n: n**-0.4),
-)
+OFFSETS = (-4.0, -2.0, -1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
+QUICK_OFFSETS = (-4.0, -1.0, 0.0, 1.0, 4.0)
+POWER_STEPS = (1, 2, 3)
+DEFAULT_SCHEMES = ("uniform", "m-out-of-n")
+DEFAULT_INSTANCES = ("hand", "kink", "gaussian")
+ALL_SCHEMES = ("uniform", "m-out-of-n", "numerical", "subsampling", "nonparametric")
 
 
 def compas_like_grid():
@@ -169,52 +185,242 @@ def instances():
     return out
 
 
-def run_chunk(instance, n, schemes, seeds, n_resamples):
-    """Audit ``len(seeds)`` samples of size n with every scheme; per-rep bounds."""
-    problem, f_star, epsilon = instance["problem"], instance["f_star"], instance["epsilon"]
-    resolved = [
-        bootstrap_scheme(method, n, m=m, numerical_step=step) for _, method, m, step in schemes
-    ]
-    out = np.empty((len(seeds), len(schemes), 5))  # value, two-sided low/high, lower, upper
-    for r, seed in enumerate(seeds):
-        sample_seed, *boot_seeds = seed.spawn(1 + len(schemes))
-        counts = np.random.default_rng(sample_seed).multinomial(n, f_star)
-        for s, scheme in enumerate(resolved):
-            value, root = bootstrap_root(
-                problem, counts, epsilon, scheme, n_resamples=n_resamples,
-                random_state=boot_seeds[s], n_jobs=1,
-            )
-            low, high = root_bounds(value, root, n, LEVEL, "two-sided")
-            lower, _ = root_bounds(value, root, n, LEVEL, "greater")
-            _, upper = root_bounds(value, root, n, LEVEL, "less")
-            out[r, s] = value, low, high, lower, upper
+def hand_built():
+    """The 6-cell instance: three loss-0 cells, each with one costly move to a loss-1 cell."""
+    loss = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 1.0])
+    cost = np.full((6, 6), np.inf)
+    np.fill_diagonal(cost, 0.0)
+    cost[0, 3], cost[1, 4], cost[2, 5] = 1.0, 2.0, 4.0
+    cost[1, 3] = 3.0  # dominated by 1 -> 4: not on the hull
+    f_star = np.array([0.2, 0.2, 0.2, 0.1, 0.2, 0.1])
+    problem = prepare_transport(loss, cost)
+    return {"name": "hand", "problem": problem, "f_star": f_star, "centre": "kink",
+            "kink_index": 1}
+
+
+def validity_instances(names):
+    """The instances of the near-kink grid, by name (see the module docstring)."""
+    base = {case["name"]: case for case in instances()}
+    table = {
+        "hand": hand_built(),
+        "kink": {**base["kink"], "centre": "kink", "kink_index": -1},
+        "kink-strong": {**base["kink-strong"], "centre": "kink", "kink_index": -1},
+        "gaussian": {**base["gaussian"], "centre": "mid", "kink_index": -1},
+    }
+    unknown = sorted(set(names) - set(table))
+    if unknown:
+        raise SystemExit(f"unknown instances {unknown}; choose from {sorted(table)}")
+    return [table[name] for name in names]
+
+
+def population_kinks(problem, f_star, n):
+    """Breakpoints ``P_k(f*)`` of the population curve (ε > 0) and the sd of their estimates.
+
+    ``P_k(f) = Σ_i f_i w_i`` with ``w_i`` the cost of row ``i``'s segments of slope at least
+    the k-th distinct slope with mass: the prefix of the next linear piece.
+    """
+    pieces = linear_pieces(problem)
+    out = []
+    previous = 0.0
+    for end in pieces.prefix[1:]:
+        w = np.bincount(problem.segment_row[:end], weights=problem.segment_cost[:end],
+                        minlength=problem.n_cells)
+        level = float(f_star @ w)
+        if level > previous * (1 + 1e-12) and level > 0:
+            sd = math.sqrt(max(f_star @ w**2 - level**2, 0.0) / n)
+            out.append((level, sd))
+            previous = level
     return out
 
 
-def summarize(bounds, truth, reps):
-    """Coverage, MC standard errors, widths and the boundary type-I error of one cell."""
-    value, low, high, lower, upper = bounds.T
+def grid_cells(case, n, offsets):
+    """The ε of every offset for one instance and sample size, with its truth and scales."""
+    problem, f_star = case["problem"], case["f_star"]
+    kinks = population_kinks(problem, f_star, n)
+    breaks = np.array([k[0] for k in kinks])
+    if case["centre"] == "kink":
+        centre, sd = kinks[case["kink_index"]]
+    else:  # mid-way between the last two breakpoints; sd of the nearer one
+        centre = 0.5 * (breaks[-2] + breaks[-1])
+        nearest = int(np.argmin(np.abs(breaks - centre)))
+        sd = kinks[nearest][1]
+    pieces = linear_pieces(problem)
+    m1, m2 = piece_moments(problem, pieces, f_star, squares=_SquareIncrements.of(problem))
+    m1, m2 = m1[0], m2[0]
+    cells = []
+    for h in offsets:
+        epsilon = float(centre + h * sd)
+        values = pieces.multiplier * epsilon + m1
+        active = values <= values.min() + 1e-12 * max(1.0, abs(values.min()))
+        se_star = float(np.sqrt(np.max(m2[active] - m1[active] ** 2) / n))
+        distance = min(abs(epsilon - p) / s for p, s in kinks)
+        cells.append({
+            "offset_sd": h,
+            "epsilon": epsilon,
+            "truth": float(problem.value(f_star, epsilon)),
+            "sd_epsilon": sd,
+            "se_star": se_star,
+            "distance_to_kink_sd": distance,
+            "active_multipliers": pieces.multiplier[active].tolist(),
+        })
+    return cells, kinks
 
-    def rate(hit):
-        p = float(np.mean(hit))
-        return p, math.sqrt(max(p * (1 - p), 1e-12) / reps)
+def run_chunk(problem, f_star, n, epsilon, schemes, seeds, n_resamples):
+    """Audit ``len(seeds)`` samples with every scheme.
 
-    two, two_se = rate((low <= truth) & (truth <= high))
-    lo, lo_se = rate(lower <= truth)
-    up, up_se = rate(truth <= upper)
-    rej, rej_se = rate(lower > truth)
-    return {
-        "coverage_two_sided": two,
-        "se_two_sided": two_se,
-        "coverage_lower": lo,
-        "se_lower": lo_se,
-        "coverage_upper": up,
-        "se_upper": up_se,
-        "mean_width_two_sided": float(np.mean(high - low)),
-        "mean_lower_margin": float(np.mean(value - lower)),
-        "type1_at_boundary": rej,
-        "se_type1": rej_se,
+    Returns the bounds, shape (reps, schemes, 5): ψ(f_n), 95% lower, 95% upper, two-sided low
+    and high; and ``near_kink`` per repetition.
+    """
+    resolved = {
+        s: bootstrap_scheme(s, n) for s in schemes if s != "uniform"
     }
+    out = np.empty((len(seeds), len(schemes), 5))
+    near = np.empty(len(seeds), dtype=bool)
+    for r, seed in enumerate(seeds):
+        sample_seed, *scheme_seeds = seed.spawn(1 + len(schemes))
+        counts = np.random.default_rng(sample_seed).multinomial(n, f_star)
+        for k, scheme in enumerate(schemes):
+            if scheme == "uniform":
+                # What faith_audit(method="uniform") computes (tests/faith/test_uniform.py
+                # checks that they agree bound for bound).
+                value, pieces = uniform_inference(
+                    problem, counts, epsilon, confidence_level=LEVEL,
+                    n_resamples=n_resamples, random_state=scheme_seeds[k],
+                )
+                side = 1.0 - ALPHA / 2
+                out[r, k] = (value, pieces.lower_bound(LEVEL), pieces.upper_bound(LEVEL),
+                             pieces.lower_bound(side), pieces.upper_bound(side))
+                near[r] = pieces.near_kink
+            else:
+                value, root = bootstrap_root(
+                    problem, counts, epsilon, resolved[scheme], n_resamples=n_resamples,
+                    random_state=scheme_seeds[k],
+                )
+                lower, _ = root_bounds(value, root, n, LEVEL, "greater")
+                _, upper = root_bounds(value, root, n, LEVEL, "less")
+                low, high = root_bounds(value, root, n, LEVEL, "two-sided")
+                out[r, k] = value, lower, upper, low, high
+        if "uniform" not in schemes:
+            near[r] = uniform_inference(problem, counts, epsilon, confidence_level=LEVEL,
+                                        bootstrap=False)[1].near_kink
+    return out, near
+
+
+def rate(hits):
+    """Share of True and its Monte Carlo standard error."""
+    p = float(np.mean(hits))
+    return p, math.sqrt(p * (1.0 - p) / len(hits))
+
+
+def summarize(bounds, near, cell):
+    """The row entries of one scheme in one grid cell."""
+    value, lower, upper, low, high = bounds.T
+    truth, se_star = cell["truth"], cell["se_star"]
+    row = {}
+    for key, hits in (
+        ("type1_delta_test", lower > truth),
+        ("type1_certification", upper < truth),
+        ("coverage_two_sided", (low <= truth) & (truth <= high)),
+    ):
+        row[key], row[f"se_{key}"] = rate(hits)
+    row["mean_width_two_sided"] = float(np.mean(high - low))
+    row["mean_lower_margin"] = float(np.mean(value - lower))
+    row["mean_upper_margin"] = float(np.mean(upper - value))
+    for k in POWER_STEPS:
+        row[f"power_delta_test_{k}se"] = float(np.mean(lower > truth - k * se_star))
+        row[f"power_certification_{k}se"] = float(np.mean(upper < truth + k * se_star))
+    row["near_kink_rate"] = float(np.mean(near))
+    return row
+
+
+def thresholds(reps):
+    """Acceptance thresholds: nominal ± 2 Monte Carlo standard errors at the nominal rate."""
+    mc_se = math.sqrt(ALPHA * (1.0 - ALPHA) / reps)
+    return ALPHA + 2.0 * mc_se, LEVEL - 2.0 * mc_se
+
+
+def verdicts(rows, reps, schemes, kink_instances):
+    """Every conclusion the documentation states, computed from the rows."""
+    type1_max, coverage_min = thresholds(reps)
+    out = {
+        "type1_threshold": type1_max,
+        "coverage_threshold": coverage_min,
+        "schemes": {},
+    }
+
+    def where(row):
+        return {k: row[k] for k in ("instance", "n", "offset_sd")}
+
+    for scheme in schemes:
+        sub = [r for r in rows if r["scheme"] == scheme]
+        worst_delta = max(sub, key=lambda r: r["type1_delta_test"])
+        worst_cert = max(sub, key=lambda r: r["type1_certification"])
+        worst_cov = min(sub, key=lambda r: r["coverage_two_sided"])
+        misses = [
+            {**where(r), "type1_delta_test": r["type1_delta_test"],
+             "type1_certification": r["type1_certification"],
+             "coverage_two_sided": r["coverage_two_sided"]}
+            for r in sub
+            if r["type1_delta_test"] > type1_max or r["type1_certification"] > type1_max
+            or r["coverage_two_sided"] < coverage_min
+        ]
+        smooth = [r for r in sub if r["distance_to_kink_sd"] >= 4.0]
+        out["schemes"][scheme] = {
+            "max_type1_delta_test": worst_delta["type1_delta_test"],
+            "max_type1_delta_test_at": where(worst_delta),
+            "max_type1_certification": worst_cert["type1_certification"],
+            "max_type1_certification_at": where(worst_cert),
+            "min_coverage_two_sided": worst_cov["coverage_two_sided"],
+            "min_coverage_two_sided_at": where(worst_cov),
+            "n_cells": len(sub),
+            "cells_missing_level": misses,
+            "holds_level_everywhere": not misses,
+            "mean_power": {
+                f"{test}_{k}se": float(np.mean([r[f"power_{test}_{k}se"] for r in sub]))
+                for test in ("delta_test", "certification") for k in POWER_STEPS
+            },
+            "mean_power_at_least_4sd_from_kinks": {
+                f"{test}_{k}se": float(np.mean([r[f"power_{test}_{k}se"] for r in smooth]))
+                for test in ("delta_test", "certification") for k in POWER_STEPS
+            } if smooth else None,
+        }
+    if "uniform" in schemes:
+        widths = {}
+        for scheme in schemes:
+            if scheme == "uniform":
+                continue
+            ratios = [
+                u["mean_width_two_sided"] / r["mean_width_two_sided"]
+                for u, r in zip(
+                    [x for x in rows if x["scheme"] == "uniform"],
+                    [x for x in rows if x["scheme"] == scheme], strict=True,
+                )
+            ]
+            widths[scheme] = {"median": float(np.median(ratios)), "min": float(np.min(ratios)),
+                              "max": float(np.max(ratios))}
+        out["width_ratio_uniform_over"] = widths
+    first = [r for r in rows if r["scheme"] == schemes[0]]
+    at_kink = [r for r in first if r["instance"] in kink_instances and r["offset_sd"] == 0.0]
+    at_kink_5000 = [r for r in at_kink if r["n"] == 5000]
+    far = [r for r in first if r["distance_to_kink_sd"] >= 4.0]
+    out["near_kink"] = {
+        "at_exact_kink_n5000_min_rate": (
+            min(r["near_kink_rate"] for r in at_kink_5000) if at_kink_5000 else None),
+        "at_exact_kink_min_rate_any_n": (
+            min(r["near_kink_rate"] for r in at_kink) if at_kink else None),
+        "at_least_4sd_from_every_kink_max_rate": (
+            max(r["near_kink_rate"] for r in far) if far else None),
+        "at_least_4sd_cells": len(far),
+        "required": {"at_exact_kink_n5000": 0.8, "at_least_4sd_from_every_kink": 0.1},
+    }
+    nk = out["near_kink"]
+    nk["holds"] = bool(
+        nk["at_exact_kink_n5000_min_rate"] is not None
+        and nk["at_exact_kink_n5000_min_rate"] >= 0.8
+        and nk["at_least_4sd_from_every_kink_max_rate"] is not None
+        and nk["at_least_4sd_from_every_kink_max_rate"] <= 0.1
+    )
+    return out
 
 
 def machine_info():
@@ -229,129 +435,126 @@ def machine_info():
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "cpus_available": available,
+        "load_average_start": list(os.getloadavg()),
     }
 
 
-def print_table(rows):
-    header = (
-        f"{'instance':9} {'n':>6} {'scheme':22} {'2-sided':>13} {'lower':>13} {'upper':>13} "
-        f"{'width':>7} {'typeI@psi*':>12}"
-    )
-    print(header)
-    print("-" * len(header))
-    for r in rows:
-        print(
-            f"{r['instance']:9} {r['n']:>6} {r['scheme']:22} "
-            f"{r['coverage_two_sided']:.3f}±{r['se_two_sided']:.3f}  "
-            f"{r['coverage_lower']:.3f}±{r['se_lower']:.3f}  "
-            f"{r['coverage_upper']:.3f}±{r['se_upper']:.3f}  "
-            f"{r['mean_width_two_sided']:.4f}  "
-            f"{r['type1_at_boundary']:.3f}±{r['se_type1']:.3f}"
-        )
+def print_table(rows, schemes):
+    print(f"{'instance':9} {'n':>6} {'h':>5} {'near':>5} " + " ".join(
+        f"{s[:10]:>10}:{'dI':>6}{'cert':>6}{'cov':>6}" for s in schemes))
+    keyed = {(r["instance"], r["n"], r["offset_sd"], r["scheme"]): r for r in rows}
+    for inst, n, h in dict.fromkeys((r["instance"], r["n"], r["offset_sd"]) for r in rows):
+        first = keyed[(inst, n, h, schemes[0])]
+        parts = []
+        for s in schemes:
+            r = keyed[(inst, n, h, s)]
+            parts.append(f"{'':>10} {r['type1_delta_test']:6.3f}{r['type1_certification']:6.3f}"
+                         f"{r['coverage_two_sided']:6.3f}")
+        print(f"{inst:9} {n:>6} {h:>+5.2f} {first['near_kink_rate']:5.2f} " + " ".join(parts))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="100 reps, B=300: a smoke test")
-    parser.add_argument("--reps", type=int, default=None, help="repetitions (default 1000)")
-    parser.add_argument("--resamples", type=int, default=None, help="B (default 1000)")
+    parser.add_argument("--quick", action="store_true",
+                        help="150 reps, B=199, offsets 0, ±1, ±4: a smoke test")
+    parser.add_argument("--reps", type=int, default=None, help="repetitions (default 2000)")
+    parser.add_argument("--resamples", type=int, default=None, help="B (default 299)")
     parser.add_argument("--n-jobs", type=int, default=2, help="worker processes")
-    parser.add_argument("--variants", action="store_true", help="also other m / eps_n rates")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
-    parser.add_argument("--instances", nargs="+", default=None,
-                        help="subset of gaussian, kink, kink-strong (default: all); a subset "
-                        "is written to faith_validity_<names>.*")
+    parser.add_argument("--schemes", nargs="+", default=list(DEFAULT_SCHEMES),
+                        choices=ALL_SCHEMES)
+    parser.add_argument("--instances", nargs="+", default=list(DEFAULT_INSTANCES),
+                        help="hand, kink, gaussian, kink-strong")
     args = parser.parse_args(argv)
-    reps = args.reps or (100 if args.quick else 1_000)
-    n_resamples = args.resamples or (300 if args.quick else 1_000)
-    schemes = SCHEMES + (VARIANTS if args.variants else ())
-    labels = [s[0] for s in schemes]
+    reps = args.reps or (150 if args.quick else 2_000)
+    n_resamples = args.resamples or (199 if args.quick else 299)
+    offsets = QUICK_OFFSETS if args.quick else OFFSETS
+    schemes = list(args.schemes)
+    cases = validity_instances(args.instances)
 
     start = time.perf_counter()
-    cases = instances()
+    machine = machine_info()
     root = np.random.SeedSequence(SEED)
-    instance_seeds = root.spawn(len(cases))
-    if args.instances:
-        keep = [k for k, c in enumerate(cases) if c["name"] in args.instances]
-        cases = [cases[k] for k in keep]
-        instance_seeds = [instance_seeds[k] for k in keep]
-    tasks, keys = [], []
-    chunk = 25
-    for case, case_seed in zip(cases, instance_seeds, strict=True):
-        for n, size_seed in zip(args.sizes, case_seed.spawn(len(args.sizes)), strict=True):
-            rep_seeds = size_seed.spawn(reps)
-            for start_rep in range(0, reps, chunk):
-                keys.append((case["name"], n))
-                tasks.append(
-                    delayed(run_chunk)(
-                        case, n, schemes, rep_seeds[start_rep : start_rep + chunk], n_resamples
-                    )
-                )
-    parts = Parallel(n_jobs=args.n_jobs)(tasks)
-    results = {}
+    tasks, keys, cells = [], [], {}
+    chunk = 100
+    for case, case_seed in zip(cases, root.spawn(len(cases)), strict=True):
+        for n, n_seed in zip(args.sizes, case_seed.spawn(len(args.sizes)), strict=True):
+            grid, kinks = grid_cells(case, n, offsets)
+            for cell, cell_seed in zip(grid, n_seed.spawn(len(grid)), strict=True):
+                cell["kinks"] = [{"breakpoint": p, "sd": s} for p, s in kinks]
+                cells[(case["name"], n, cell["offset_sd"])] = cell
+                rep_seeds = cell_seed.spawn(reps)
+                for first in range(0, reps, chunk):
+                    keys.append((case["name"], n, cell["offset_sd"]))
+                    tasks.append(delayed(run_chunk)(
+                        case["problem"], case["f_star"], n, cell["epsilon"], schemes,
+                        rep_seeds[first:first + chunk], n_resamples,
+                    ))
+    parts = Parallel(n_jobs=args.n_jobs, verbose=0)(tasks)
+    collected = {}
     for key, part in zip(keys, parts, strict=True):
-        results.setdefault(key, []).append(part)
+        collected.setdefault(key, []).append(part)
 
     rows = []
-    for case in cases:
-        for n in args.sizes:
-            bounds = np.concatenate(results[(case["name"], n)], axis=0)
-            for s, label in enumerate(labels):
-                scheme = bootstrap_scheme(schemes[s][1], n, m=schemes[s][2],
-                                          numerical_step=schemes[s][3])
-                row = {
-                    "instance": case["name"],
-                    "n": n,
-                    "scheme": label,
-                    "method": scheme.method,
-                    "m": scheme.m,
-                    "numerical_step": scheme.numerical_step,
-                    "reps": reps,
-                    "n_resamples": n_resamples,
-                    "epsilon": case["epsilon"],
-                    "truth": case["truth"],
-                }
-                row.update(summarize(bounds[:, s], case["truth"], reps))
-                row["mean_bias_sqrt_n"] = float(
-                    np.mean(bounds[:, s, 0] - case["truth"]) * math.sqrt(n)
-                )
-                rows.append(row)
+    for key, chunks in collected.items():
+        bounds = np.concatenate([c[0] for c in chunks])
+        near = np.concatenate([c[1] for c in chunks])
+        cell = cells[key]
+        for k, scheme in enumerate(schemes):
+            row = {"instance": key[0], "n": key[1], "scheme": scheme, "reps": reps,
+                   "n_resamples": n_resamples,
+                   **{c: cell[c] for c in ("offset_sd", "epsilon", "truth", "sd_epsilon",
+                                           "se_star", "distance_to_kink_sd")}}
+            row.update(summarize(bounds[:, k], near, cell))
+            rows.append(row)
     elapsed = time.perf_counter() - start
-    print_table(rows)
+    print_table(rows, schemes)
+    kink_instances = [c["name"] for c in cases if c["centre"] == "kink"]
+    summary = verdicts(rows, reps, schemes, kink_instances)
+    print(json.dumps(summary, indent=1))
     print(f"\n{reps} repetitions, B = {n_resamples}, {args.n_jobs} jobs: {elapsed:.0f} s")
 
     RESULTS.mkdir(exist_ok=True)
     stem = "faith_validity_quick" if args.quick else "faith_validity"
-    if args.instances:
-        stem += "_" + "_".join(c["name"] for c in cases)
+    if not args.quick and (list(args.instances) != list(DEFAULT_INSTANCES)
+                           or schemes != list(DEFAULT_SCHEMES)
+                           or list(args.sizes) != list(SIZES)):
+        stem += "_custom"
     with open(RESULTS / f"{stem}.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
     meta = {
+        "command": " ".join(
+            ["python", "benchmarks/bench_faith_validity.py", *(argv or sys.argv[1:])]
+        ),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine_info(),
+        "machine": {**machine, "load_average_end": list(os.getloadavg())},
         "seed": SEED,
         "confidence_level": LEVEL,
         "reps": reps,
         "n_resamples": n_resamples,
         "n_jobs": args.n_jobs,
+        "sizes": list(args.sizes),
+        "offsets_sd": list(offsets),
+        "schemes": schemes,
+        "power_steps_se": list(POWER_STEPS),
         "elapsed_seconds": elapsed,
         "instances": [
             {
                 "name": c["name"],
                 "n_cells": int(c["problem"].n_cells),
                 "n_segments": int(c["problem"].n_segments),
-                "epsilon": c["epsilon"],
-                "truth": c["truth"],
-                "dual_interval": list(c["dual_interval"]),
+                "centre": c["centre"],
                 "curve_breakpoints": c["problem"].curve(c["f_star"])[0].tolist(),
             }
             for c in cases
         ],
+        "cells": [{"instance": k[0], "n": k[1], **v} for k, v in cells.items()],
+        "summary": summary,
         "rows": rows,
     }
-    (RESULTS / f"{stem}.json").write_text(json.dumps(meta, indent=2) + "\n")
+    (RESULTS / f"{stem}.json").write_text(json.dumps(meta, indent=1) + "\n")
 
 
 if __name__ == "__main__":

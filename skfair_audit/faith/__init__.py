@@ -2,8 +2,9 @@
 
 The audit value ψ is the worst-case increase of a model's loss when the audit distribution is
 moved by optimal transport under a fair metric within a budget ε. This package computes it
-exactly (:func:`prepare_transport`), bootstraps it with the schemes its non-Gaussian limit
-needs (:func:`faith_audit`), and wraps both in the :class:`FaithAuditor` estimator.
+exactly (:func:`prepare_transport`), bounds it with confidence bounds that stay valid near the
+kinks of ε ↦ ψ, or with the paper's bootstraps (:func:`faith_audit`), and wraps both in the
+:class:`FaithAuditor` estimator.
 """
 
 from ._audit import NonGaussianBootstrapWarning, SmallSampleWarning, faith_audit
@@ -34,6 +35,7 @@ from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves
 from ._scorer import make_faith_scorer
 from ._sensitivity import FaithSensitivityResult, faith_sensitivity
 from ._solver import TransportProblem, prepare_transport
+from ._uniform import LinearPieces
 
 __all__ = [
     "CallableMetric",
@@ -45,6 +47,7 @@ __all__ = [
     "FaithResult",
     "FaithSensitivityResult",
     "GridSpace",
+    "LinearPieces",
     "MahalanobisMetric",
     "MetricDiagnostics",
     "NonGaussianBootstrapWarning",

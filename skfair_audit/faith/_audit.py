@@ -16,6 +16,7 @@ from ._diagnostics import (
     zero_cost_summary,
 )
 from ._inference import (
+    BOOTSTRAP_METHODS,
     bootstrap_root,
     bootstrap_scheme,
     gaussianity_diagnostic,
@@ -24,8 +25,13 @@ from ._inference import (
 )
 from ._result import FaithResult
 from ._solver import check_epsilon, prepare_transport
+from ._uniform import uniform_inference
 
-__all__ = ["faith_audit", "check_delta"]
+__all__ = ["INFERENCE_METHODS", "faith_audit", "check_delta"]
+
+#: The inference methods of :func:`faith_audit`: the uniformly valid bounds (default), then
+#: the pointwise bootstraps.
+INFERENCE_METHODS = ("uniform", *BOOTSTRAP_METHODS)
 
 #: Below this many audit rows, or resampled rows of m-out-of-n / subsampling, the bootstrap
 #: is a poor guide: warn.
@@ -80,7 +86,7 @@ def faith_audit(
     epsilon,
     forbidden=None,
     delta=None,
-    method="m-out-of-n",
+    method="uniform",
     m=None,
     numerical_step=None,
     n_resamples=1000,
@@ -106,8 +112,8 @@ def faith_audit(
 
     with ``R[i, j] = loss[j] − loss[i]``: the largest increase of the model's expected loss
     when the audit distribution ``f_n`` may be moved at total cost ε under the fair metric.
-    It is solved exactly (a multiple-choice-knapsack greedy over per-cell concave hulls), and
-    its sampling law is bootstrapped through the cell counts.
+    It is solved exactly (a multiple-choice-knapsack greedy over per-cell concave hulls). Its
+    confidence bounds are, by default, uniformly valid near the kinks of ε ↦ ψ (see Notes).
 
     Parameters
     ----------
@@ -123,19 +129,25 @@ def faith_audit(
     forbidden : array-like of bool, shape (K, K), optional
         Forbidden moves (e.g. label changes).
     delta : float, optional
-        Threshold of the δ-fairness test (H0: ψ ≤ δ).
-    method : {"m-out-of-n", "numerical", "nonparametric", "subsampling"}
-        Bootstrap scheme. ``"nonparametric"`` (Efron) is consistent only where ψ is
-        differentiable (unique dual multiplier); the default m-out-of-n and the numerical
-        bootstrap are consistent everywhere.
+        Threshold of the δ-fairness test (H0: ψ ≤ δ) and of its mirror (H0: ψ ≥ δ).
+    method : {"uniform", "m-out-of-n", "numerical", "nonparametric", "subsampling"}
+        How the bounds are computed. ``"uniform"`` (default): the minimum over the linear
+        pieces of ψ of pointwise lower bounds, and a simultaneous (max-t) upper bound over the
+        near-minimising pieces; asymptotically valid *uniformly* in the population, so also
+        when ε is near a kink (Notes). The other four are bootstraps of the root
+        √n(ψ(f_n) − ψ(f*)), valid *pointwise* only: ``"nonparametric"`` (Efron) where ψ is
+        differentiable (a unique dual multiplier); ``"m-out-of-n"``, ``"numerical"`` and
+        ``"subsampling"`` at every fixed population, kinks included, but not uniformly: when ε
+        lies within a few standard errors of a kink their level is not guaranteed
+        (``benchmarks/bench_faith_validity.py`` measures their type-I errors there).
     m : int, float in (0, 1) or callable, optional
-        Resample size rule (default ``⌈n^(2/3)⌉``).
+        Resample size rule of m-out-of-n and subsampling (default ``⌈n^(2/3)⌉``).
     numerical_step : float or callable, optional
         ε_n of the numerical bootstrap (default ``n^(-1/3)``).
     n_resamples : int
-        Bootstrap replicates B.
+        Bootstrap replicates B (for ``"uniform"``: of the max-t statistic of the upper bound).
     confidence_level : float
-        Level of the bounds and of the test (the test has level ``1 − confidence_level``).
+        Level of the bounds and of the tests (each test has level ``1 − confidence_level``).
     cell_names, cell_features, feature_names, cell_labels : optional
         Descriptions of the cells, kept in the result for tables and heat maps.
     metric_diagnostics : MetricDiagnostics, optional
@@ -147,6 +159,58 @@ def faith_audit(
     Returns
     -------
     FaithResult
+        With ``near_kink`` (are the data consistent with ε at or near a kink?) and
+        ``linear_pieces`` (the pieces behind the uniform bounds) for every method.
+
+    Notes
+    -----
+    **ψ is a minimum of linear functions of f.** By LP duality,
+    :math:`\psi(f) = \min_{\lambda \ge 0} \ell_\lambda(f)` with
+    :math:`\ell_\lambda(f) = \lambda\varepsilon + \sum_i f_i a_i(\lambda)` and
+    :math:`a_i(\lambda) = \max_{j \text{ allowed}} R_{ij} - \lambda C_{ij}`; only the
+    *linear pieces* λ ∈ {segment slopes} ∪ {0} matter. For fixed λ, :math:`\ell_\lambda(f_n)`
+    is a sample mean of :math:`\lambda\varepsilon + a_Z(\lambda)` with standard error
+    :math:`s_\lambda/\sqrt n` (regularised, see :class:`LinearPieces`). A kink of ε ↦ ψ is
+    where two pieces attain the minimum; there √n(ψ(f_n) − ψ(f*)) tends to a minimum of
+    correlated Gaussians, and near one (ε within O(1/√n) of it) its law changes with the
+    distance, which is what breaks the pointwise bootstraps.
+
+    **Lower bound** (``method="uniform"``):
+    :math:`L = \min_\lambda [\ell_\lambda(f_n) - z_{1-\alpha} s_\lambda/\sqrt n]`. With
+    :math:`\lambda^*` a population minimiser, :math:`P(L > \psi) \le
+    P(\ell_{\lambda^*}(f_n) - z_{1-\alpha} s_{\lambda^*}/\sqrt n > \ell_{\lambda^*}(f_*))`,
+    a one-sided CLT for one sample mean: the bound holds its level uniformly over populations
+    whose variances of :math:`a_Z(\lambda)` are bounded away from 0, wherever ε is. The
+    δ-test "reject when L > δ" is the intersection–union test (Berger 1982) of the hypotheses
+    :math:`\ell_\lambda \le \delta`; its p-value is
+    :math:`\max_\lambda \Phi(-(\ell_\lambda(f_n) - \delta)\sqrt n / s_\lambda)`.
+
+    **Upper bound**: :math:`U = \min_{\lambda \in \hat V} [\ell_\lambda(f_n) + c\,
+    s_\lambda/\sqrt n]`, where the contact set :math:`\hat V` holds the pieces whose excess
+    over the smallest estimate is at most κ_n = √(log n) standard errors of the difference,
+    and c is the 1 − α quantile of the studentized bootstrap maximum
+    :math:`\max_{\lambda \in \hat V} (\ell_\lambda(f_n) - \ell_\lambda(f^*_n))\sqrt n /
+    s^*_\lambda`, :math:`f^*_n \sim \text{Mult}(n, f_n)/n`: a simultaneous critical value over
+    the near-minimisers (intersection bounds of Chernozhukov, Lee & Rosen 2013, with the
+    moment selection of Andrews & Soares 2010). The mirror test certifies δ-fairness when
+    U < δ; its p-value is the share of bootstrap bounds at or above δ.
+
+    **Guarantees.** Each one-sided bound has asymptotic level 1 − α uniformly over such
+    populations (the lower one by construction, the upper one through the contact set and the
+    max-t critical value); the two-sided interval is
+    :math:`[L_{1-\alpha/2}, U_{1-\alpha/2}]`, so it covers with asymptotic probability at
+    least 1 − α. These are large-sample statements; the finite-sample type-I errors and
+    coverage on the near-kink grid are measured by ``benchmarks/bench_faith_validity.py``.
+    Away from kinks the lower bound is the usual Wald bound and the upper one a bootstrap-t
+    bound, so no power is lost there. The pointwise bootstraps' bounds use the root quantiles
+    :math:`q_a`: lower :math:`\psi_n - q_{1-\alpha}/\sqrt n`, upper
+    :math:`\psi_n - q_{\alpha}/\sqrt n`, two-sided equal-tailed.
+
+    **Kink diagnostic.** ``near_kink`` is True when the confidence set of the active piece,
+    the pieces whose excess over the smallest estimate is within :math:`z_{1-\alpha/2}`
+    standard errors of the difference, holds more than one piece: the data cannot tell
+    which linear piece of ψ is active, i.e. ε may sit at or near a kink. It is computed for
+    every method.
 
     Warns
     -----
@@ -160,7 +224,15 @@ def faith_audit(
     ----------
     .. [1] S. Xue, M. Yurochkin and Y. Sun, "Auditing ML models for individual bias and
        unfairness", AISTATS 2020.
-    .. [2] H. Hong and J. Li, "The numerical bootstrap", Annals of Statistics 48(1), 2020.
+    .. [2] V. Chernozhukov, S. Lee and A. M. Rosen, "Intersection bounds: estimation and
+       inference", Econometrica 81(2), 2013.
+    .. [3] D. W. K. Andrews and G. Soares, "Inference for parameters defined by moment
+       inequalities using generalized moment selection", Econometrica 78(1), 2010.
+    .. [4] R. L. Berger, "Multiparameter hypothesis testing and acceptance sampling",
+       Technometrics 24(4), 1982.
+    .. [5] Z. Fang and A. Santos, "Inference on directionally differentiable functions",
+       Review of Economic Studies 86(1), 2019.
+    .. [6] H. Hong and J. Li, "The numerical bootstrap", Annals of Statistics 48(1), 2020.
 
     Examples
     --------
@@ -178,8 +250,8 @@ def faith_audit(
     ...                   n_resamples=500, random_state=0)
     >>> round(res.statistic, 2)       # 300 + 250 of 1000 can be moved to where the model errs
     0.55
-    >>> bool(res.rejected)
-    True
+    >>> bool(res.rejected), bool(res.near_kink)
+    (True, False)
     """
     loss = np.asarray(loss, dtype=float)
     problem = prepare_transport(loss, cost, forbidden)
@@ -187,41 +259,66 @@ def faith_audit(
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, loss)
     confidence_level = check_confidence_level(confidence_level)
-    scheme = bootstrap_scheme(method, n, m=m, numerical_step=numerical_step)
-    if n < MIN_BOOTSTRAP_ROWS or (scheme.m is not None and scheme.m < MIN_RESAMPLE_ROWS):
+    if method not in INFERENCE_METHODS:
+        raise ValueError(f"method must be one of {INFERENCE_METHODS}, got {method!r}.")
+    uniform = method == "uniform"
+    if uniform:
+        for name, given in (("m", m), ("numerical_step", numerical_step)):
+            if given is not None:
+                raise ValueError(
+                    f"{name} tunes a pointwise bootstrap; method='uniform' has no such "
+                    "parameter (pass method='m-out-of-n', 'subsampling' or 'numerical')."
+                )
+        scheme = None
+    else:
+        scheme = bootstrap_scheme(method, n, m=m, numerical_step=numerical_step)
+    resample_rows = None if scheme is None else scheme.m
+    if n < MIN_BOOTSTRAP_ROWS or (resample_rows is not None and resample_rows < MIN_RESAMPLE_ROWS):
         warnings.warn(
-            f"the audit sample has n={n} rows (resamples of m={scheme.m}); with fewer than "
-            f"{MIN_BOOTSTRAP_ROWS} rows (or m below {MIN_RESAMPLE_ROWS}) the bootstrap "
+            f"the audit sample has n={n} rows (resamples of m={resample_rows}); with fewer "
+            f"than {MIN_BOOTSTRAP_ROWS} rows (or m below {MIN_RESAMPLE_ROWS}) the bootstrap "
             "intervals are not meaningful.",
             SmallSampleWarning,
             stacklevel=2,
         )
+    if np.count_nonzero(counts) == 1:
+        # Every resample equals the sample: the bootstrap cannot see any variability.
+        warnings.warn(
+            "all audit rows fall in one cell: every bootstrap replicate equals the audit "
+            "sample, so the interval carries no sampling uncertainty.",
+            SmallSampleWarning,
+            stacklevel=2,
+        )
 
-    value, root = bootstrap_root(
-        problem,
-        counts,
-        epsilon,
-        scheme,
+    engine = dict(
         n_resamples=n_resamples,
         batch_size=batch_size,
         random_state=random_state,
         n_jobs=n_jobs,
         verbose=verbose,
     )
-    if np.count_nonzero(counts) == 1:
-        # Every resample equals the sample: the bootstrap cannot see any variability.
-        warnings.warn(
-            "all audit rows fall in one cell: every bootstrap replicate equals the audit "
-            "sample, so the interval has zero width and carries no sampling uncertainty.",
-            SmallSampleWarning,
-            stacklevel=2,
-        )
-    lower, _ = root_bounds(value, root, n, confidence_level, "greater")
-    _, upper = root_bounds(value, root, n, confidence_level, "less")
+    _, pieces = uniform_inference(
+        problem, counts, epsilon, confidence_level=confidence_level, bootstrap=uniform,
+        **(engine if uniform else {}),
+    )
+    if uniform:
+        value = float(problem.value(counts / n, epsilon))
+        root = pieces.max_t
+        lower = pieces.lower_bound(confidence_level)
+        upper = pieces.upper_bound(confidence_level)
+        gauss_p, skewness = math.nan, math.nan
+    else:
+        value, root = bootstrap_root(problem, counts, epsilon, scheme, **engine)
+        lower, _ = root_bounds(value, root, n, confidence_level, "greater")
+        _, upper = root_bounds(value, root, n, confidence_level, "less")
+        gauss_p, skewness = gaussianity_diagnostic(root)
     if delta is None:
         pvalue = fair_pvalue = rejected = certified = None
     else:
-        pvalue, fair_pvalue = one_sided_pvalues(value, root, n, delta)
+        if uniform:
+            pvalue, fair_pvalue = pieces.pvalues(delta, confidence_level)
+        else:
+            pvalue, fair_pvalue = one_sided_pvalues(value, root, n, delta)
         rejected = bool(lower > delta)
         certified = bool(upper < delta)
 
@@ -233,12 +330,11 @@ def faith_audit(
     if reasons:
         warnings.warn(degenerate_metric_message(reasons), DegenerateMetricWarning, stacklevel=2)
     lambda_low, lambda_high = problem.dual_multipliers(frequencies, epsilon)
-    gauss_p, skewness = gaussianity_diagnostic(root)
     if method == "nonparametric" and gauss_p < 1e-3 and abs(skewness) > 0.2:
         warnings.warn(
             f"the bootstrap distribution is clearly non-Gaussian (normality p={gauss_p:.2g}, "
             f"skewness {skewness:.2f}): the audit value may not be differentiable here and "
-            "Efron's bootstrap may be inconsistent; use method='m-out-of-n' or 'numerical'.",
+            "Efron's bootstrap may be inconsistent; use method='uniform'.",
             NonGaussianBootstrapWarning,
             stacklevel=2,
         )
@@ -255,8 +351,8 @@ def faith_audit(
         confidence_level=confidence_level,
         n=n,
         n_cells=problem.n_cells,
-        m=scheme.m,
-        numerical_step=scheme.numerical_step,
+        m=None if scheme is None else scheme.m,
+        numerical_step=None if scheme is None else scheme.numerical_step,
         bootstrap_distribution=root,
         lower_bound=lower,
         upper_bound=upper,
@@ -279,4 +375,6 @@ def faith_audit(
         cell_labels=None if cell_labels is None else np.asarray(cell_labels),
         **free_moves,
         metric_diagnostics=metric_diagnostics,
+        near_kink=pieces.near_kink,
+        linear_pieces=pieces,
     )

@@ -43,8 +43,9 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
     Under the default sensitive-subspace metric, moving an individual along the protected
     attributes (and the directions that predict them) is free: ψ at ε = 0 already measures
     how much the loss grows when individuals are "moved to the other group". The model is
-    called *δ-fair* when ψ(f*) ≤ δ; :meth:`audit` tests it with bootstrap confidence bounds
-    that stay valid where ψ is not differentiable.
+    called *δ-fair* when ψ(f*) ≤ δ; :meth:`audit` tests it, and certifies it, with confidence
+    bounds that stay valid at, near and away from the kinks of ε ↦ ψ (by default uniformly
+    valid; see :func:`~skfair_audit.faith.faith_audit` for what is guaranteed).
 
     Parameters
     ----------
@@ -82,13 +83,19 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         Transport budget ε (in units of the cost).
     delta : float, optional
         Threshold of the δ-fairness test H0: ψ ≤ δ. Must lie in the range of the loss.
-    method : {"m-out-of-n", "numerical", "nonparametric", "subsampling"}
-        Bootstrap scheme (see :func:`~skfair_audit.faith.faith_audit`).
+    method : {"uniform", "m-out-of-n", "numerical", "nonparametric", "subsampling"}
+        Inference method. ``"uniform"`` (default): bounds that are asymptotically valid
+        uniformly in the population, near kinks of ε ↦ ψ too (a minimum of pointwise lower
+        bounds over the linear pieces of ψ; a simultaneous max-t upper bound over the
+        near-minimising pieces). The four bootstraps of the paper are valid pointwise only
+        (Efron's ``"nonparametric"`` only where ψ is differentiable); see
+        :func:`~skfair_audit.faith.faith_audit`, Notes.
     m : int, float in (0, 1) or callable, optional
         Resample size rule of m-out-of-n / subsampling; default ``⌈n^(2/3)⌉``.
     numerical_step : float or callable, optional
         ε_n of the numerical bootstrap; default ``n^(-1/3)``.
     n_resamples : int, default=1000
+        Bootstrap replicates (for ``"uniform"``: of the max-t statistic of the upper bound).
     confidence_level : float, default=0.95
     allow_label_change : bool, default=False
         Whether the adversary may change labels (forbidden by default).
@@ -143,6 +150,8 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
        unfairness", AISTATS 2020.
     .. [2] M. Yurochkin, A. Bower and Y. Sun, "Training individually fair ML models with
        sensitive subspace robustness", ICLR 2020.
+    .. [3] V. Chernozhukov, S. Lee and A. M. Rosen, "Intersection bounds: estimation and
+       inference", Econometrica 81(2), 2013.
 
     Examples
     --------
@@ -177,7 +186,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         loss="zero_one",
         epsilon=0.1,
         delta=None,
-        method="m-out-of-n",
+        method="uniform",
         m=None,
         numerical_step=None,
         n_resamples=1000,
@@ -439,7 +448,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         -------
         FaithResult
             Statistic, confidence interval and one-sided bounds, the δ-test decision and
-            p-value, the bootstrap distribution, the adversarial plan and distribution.
+            p-value, the kink diagnostic ``near_kink``, the adversarial plan and distribution.
         """
         return self._audit(*self._audit_problem(X, y))
 

@@ -10,6 +10,7 @@ import numpy as np
 from ..utils import ConfidenceInterval, check_confidence_level, records_to_frame
 from ._diagnostics import MetricDiagnostics, degenerate_metric_reasons
 from ._inference import root_bounds
+from ._uniform import LinearPieces
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,9 @@ class FaithResult:
     delta : float or None
         Fairness threshold δ of the test, if one was asked for.
     method : str
-        Bootstrap scheme (``"m-out-of-n"``, ``"numerical"``, ``"nonparametric"`` or
-        ``"subsampling"``).
+        Inference method: ``"uniform"`` (uniformly valid bounds over the linear pieces of ψ)
+        or a pointwise bootstrap (``"m-out-of-n"``, ``"numerical"``, ``"nonparametric"``,
+        ``"subsampling"``); see :func:`~skfair_audit.faith.faith_audit`.
     confidence_level : float
         Level of ``lower_bound``, ``upper_bound`` and the default interval.
     n : int
@@ -40,15 +42,20 @@ class FaithResult:
     numerical_step : float or None
         ε_n of the numerical bootstrap.
     bootstrap_distribution : ndarray
-        Bootstrap replicates of the root ``T*`` ≈ √n(ψ(f_n) − ψ(f*)).
+        Bootstrap replicates: of the root ``T*`` ≈ √n(ψ(f_n) − ψ(f*)) for the pointwise
+        bootstraps; of the studentized max-t statistic of the upper bound for
+        ``"uniform"`` (:attr:`LinearPieces.max_t`).
     lower_bound, upper_bound : float
         One-sided bounds at ``confidence_level``.
     pvalue : float or None
-        P-value of the δ-fairness test, H0: ψ ≤ δ (the model is δ-fair) vs ψ > δ: the share
-        of bootstrap replicates at least as extreme, so ``0.0`` means "below 1/B" (it
-        inverts the bounds exactly: ``pvalue <= 1 - confidence_level`` iff ``rejected``).
+        P-value of the δ-fairness test, H0: ψ ≤ δ (the model is δ-fair) vs ψ > δ. It inverts
+        the lower bound exactly: ``pvalue <= 1 - confidence_level`` iff ``rejected``.
+        Pointwise bootstraps: the share of replicates at least as extreme (``0.0`` means
+        "below 1/B"); ``"uniform"``: the intersection–union p-value
+        ``max_λ Φ(−(ℓ_λ(f_n) − δ)/se_λ)``.
     fair_pvalue : float or None
-        P-value of the mirror test, H0: ψ ≥ δ vs ψ < δ (small = fairness certified).
+        P-value of the mirror test, H0: ψ ≥ δ vs ψ < δ (small = fairness certified); it
+        inverts the upper bound exactly.
     rejected : bool or None
         Whether H0 "δ-fair" is rejected at level ``1 − confidence_level`` (lower bound > δ).
     certified_fair : bool or None
@@ -60,7 +67,8 @@ class FaithResult:
         Gaussian).
     gaussianity_pvalue, skewness : float
         The paper's diagnostic of the bootstrap distribution (see
-        :func:`~skfair_audit.faith.gaussianity_diagnostic`).
+        :func:`~skfair_audit.faith.gaussianity_diagnostic`); NaN for ``"uniform"``, whose
+        replicates are not a root.
     counts : ndarray of shape (K,)
         Audit counts per cell.
     adversarial_distribution : ndarray of shape (K,)
@@ -88,6 +96,14 @@ class FaithResult:
     metric_diagnostics : MetricDiagnostics or None
         The free subspace of the fair metric (:func:`~skfair_audit.faith.metric_diagnostics`),
         when the audit knew the metric.
+    near_kink : bool or None
+        Whether the data are consistent with ε sitting at or near a kink of ε ↦ ψ(ε): the
+        confidence set (at ``confidence_level``) of the active linear piece of ψ holds more
+        than one piece (:attr:`LinearPieces.near_kink`). Unlike ``dual_unique``, which is
+        exact at the estimate and almost never False on a sample, it accounts for the
+        sampling error. The pointwise bootstraps may not hold their level when it is True.
+    linear_pieces : LinearPieces or None
+        The linear pieces of ψ behind the uniform bounds and the kink diagnostic.
     """
 
     statistic: float
@@ -124,6 +140,8 @@ class FaithResult:
     zero_cost_share: float | None = None
     reachable_share: float | None = None
     metric_diagnostics: MetricDiagnostics | None = field(default=None, repr=False)
+    near_kink: bool | None = None
+    linear_pieces: LinearPieces | None = field(default=None, repr=False)
 
     def confidence_interval(self, confidence_level=None, alternative="two-sided"):
         """Confidence interval for ψ(f*) from the stored bootstrap distribution.
@@ -142,10 +160,22 @@ class FaithResult:
         """
         level = self.confidence_level if confidence_level is None else confidence_level
         level = check_confidence_level(level)
-        low, high = root_bounds(
-            self.statistic, self.bootstrap_distribution, self.n, level, alternative
+        if self.method != "uniform":
+            low, high = root_bounds(
+                self.statistic, self.bootstrap_distribution, self.n, level, alternative
+            )
+            return ConfidenceInterval(low, high)
+        pieces = self.linear_pieces
+        if alternative == "two-sided":
+            side = 0.5 + 0.5 * level
+            return ConfidenceInterval(pieces.lower_bound(side), pieces.upper_bound(side))
+        if alternative == "greater":
+            return ConfidenceInterval(pieces.lower_bound(level), math.inf)
+        if alternative == "less":
+            return ConfidenceInterval(-math.inf, pieces.upper_bound(level))
+        raise ValueError(
+            f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}."
         )
-        return ConfidenceInterval(low, high)
 
     @property
     def gaussian_limit(self):
@@ -239,6 +269,7 @@ class FaithResult:
             "reachable_share": self.reachable_share,
             **_metric_summary(self.metric_diagnostics),
             "degenerate_metric": self.degenerate_metric,
+            "near_kink": self.near_kink,
         }
 
     def to_frame(self):
@@ -248,8 +279,9 @@ class FaithResult:
     def __str__(self):
         ci = self.confidence_interval()
         level = f"{self.confidence_level:.0%}"
+        how = "uniform bounds" if self.method == "uniform" else f"{self.method} bootstrap"
         lines = [
-            f"FaiTH audit ({self.method} bootstrap, n={self.n}, K={self.n_cells} cells, "
+            f"FaiTH audit ({how}, n={self.n}, K={self.n_cells} cells, "
             f"epsilon={self.epsilon:g})",
             f"  statistic      {self.statistic:.4f}",
             f"  {level} CI         [{ci.low:.4f}, {ci.high:.4f}]",
@@ -273,11 +305,14 @@ class FaithResult:
                 lines.append(
                     "  warning: the fair metric looks degenerate (see metric_diagnostics)"
                 )
-        if not self.gaussian_limit:
-            lines.append(
-                "  note: epsilon sits on a kink of the audit curve (non-unique dual): the limit "
-                "law is not Gaussian; use the m-out-of-n or numerical bootstrap"
+        if self.near_kink or not self.gaussian_limit:
+            note = (
+                "  note: epsilon may sit at or near a kink of the audit curve (more than one "
+                "linear piece of psi is plausibly active): the limit law is not Gaussian"
             )
+            if self.method != "uniform":
+                note += "; pointwise bootstraps may miss their level here, use method='uniform'"
+            lines.append(note)
         return "\n".join(lines)
 
     def plot(self, *, rows=None, columns=None, ax=None, cmap="RdBu_r"):

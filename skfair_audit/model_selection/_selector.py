@@ -175,7 +175,8 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         the per-fold Bonferroni level, ``random_state`` by the search seed, ``delta``, ``n_jobs``
         and ``verbose`` by ``None``, ``None`` and 0. ``None`` means
         ``FaithAuditor(None, epsilon=0.0)``: grid sample space, sensitive-subspace fair metric
-        learned on each training fold, 0-1 loss, m-out-of-n bootstrap, 1000 resamples, 95%.
+        learned on each training fold, 0-1 loss, uniform bounds (``method="uniform"``), 1000
+        resamples, 95%.
         At ε = 0, ψ is the increase of the error rate when individuals may be moved to the
         other protected groups for free (the other features fixed).
     on_none : {"raise", "fairest"}, default="raise"

@@ -37,8 +37,13 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
         f"metric, to where the model does worst. With {level:.0%} confidence ψ lies between "
         f"{format_value(ci.low)} and {format_value(ci.high)}; the one-sided bounds "
         f"[{format_value(result.lower_bound)}, {format_value(result.upper_bound)}] hold at "
-        f"{level:.0%} each. The {result.method} bootstrap keeps these guarantees (as n grows) "
-        "even where ψ is not differentiable."
+        f"{level:.0%} each. "
+        + ("These are large-sample guarantees that hold uniformly, also at and near the kinks "
+           "of ε ↦ ψ where ψ is not differentiable (uniform bounds)."
+           if result.method == "uniform" else
+           f"The {result.method} bootstrap gives them as n grows at every fixed population "
+           "(pointwise), but may miss its level near a kink of ε ↦ ψ; method='uniform' does "
+           "not.")
     )
     paragraphs = [description] if description else []
     if result.delta is not None:
@@ -65,11 +70,13 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
                 "sample does not settle the question."
             )
         paragraphs.append(verdict)
-    if not result.gaussian_limit:
+    if result.near_kink or not result.gaussian_limit:
         paragraphs.append(
-            "Note: ε sits on a kink of the audit curve (the dual multiplier is not unique), "
-            "where the limit law is not Gaussian; the m-out-of-n and numerical bootstraps stay "
-            "valid there, Efron's does not."
+            "Note: ε may sit at or near a kink of the audit curve (more than one linear piece "
+            "of ψ is plausibly active), where the limit law is not Gaussian; "
+            + ("the uniform bounds used here stay valid there."
+               if result.method == "uniform" else
+               "the pointwise bootstraps may miss their level there; method='uniform' does not.")
         )
     summary = {
         "statistic ψ̂": result.statistic,
@@ -81,8 +88,9 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
         "p-value (H0: δ-fair)": result.pvalue,
         "rejected δ-fairness": result.rejected,
         "certified δ-fair": result.certified_fair,
-        "bootstrap": f"{result.method}, {result.bootstrap_distribution.size} resamples"
+        "inference": f"{result.method}, {result.bootstrap_distribution.size} resamples"
         + (f", m = {result.m}" if result.m is not None else ""),
+        "near a kink": result.near_kink,
         "audit rows n": result.n,
         "cells K": result.n_cells,
     }

@@ -108,23 +108,27 @@ def test_result_is_consistent_with_references(method):
     assert not (plan[forbidden] > 0).any()
 
 
-def test_decisions_match_pvalues_across_deltas():
+@pytest.mark.parametrize("method", ["uniform", "m-out-of-n"])
+@pytest.mark.parametrize("where", [0, 1])  # mid-segment, kink
+def test_decisions_match_pvalues_across_deltas(method, where):
     loss, cost, forbidden, _ = small_grid()
-    eps, _ = grid_epsilons()
+    eps = grid_epsilons()[where]
     counts = sample_counts(1, 800)
     rng = np.random.default_rng(0)
-    base = faith_audit(counts, loss, cost, epsilon=eps, forbidden=forbidden, n_resamples=300,
-                       random_state=4)
+    kwargs = dict(epsilon=eps, forbidden=forbidden, method=method, n_resamples=300,
+                  random_state=4)
+    base = faith_audit(counts, loss, cost, **kwargs)
     assert base.delta is None and base.pvalue is None and base.rejected is None
     deltas = np.concatenate([
         rng.uniform(base.lower_bound - 0.05, base.upper_bound + 0.05, 25),
         [base.lower_bound - 1e-9, base.lower_bound + 1e-9,
          base.upper_bound - 1e-9, base.upper_bound + 1e-9],
+        # Ties: delta exactly on a bound is not a decision, to the last digit.
+        [base.lower_bound, base.upper_bound],
     ])
     n_reject = n_certify = 0
     for delta in np.clip(deltas, 0.0, 1.0):
-        res = faith_audit(counts, loss, cost, epsilon=eps, forbidden=forbidden,
-                          delta=float(delta), n_resamples=300, random_state=4)
+        res = faith_audit(counts, loss, cost, delta=float(delta), **kwargs)
         assert res.rejected == (res.pvalue <= 0.05)
         assert res.certified_fair == (res.fair_pvalue <= 0.05)
         n_reject += res.rejected
@@ -144,11 +148,12 @@ def test_kink_is_flagged_in_result():
 
 
 # --------------------------------------------------------------------------- determinism
-def test_bit_identical_across_jobs_and_backends():
+@pytest.mark.parametrize("method", ["numerical", "uniform"])
+def test_bit_identical_across_jobs_and_backends(method):
     loss, cost, forbidden, _ = small_grid()
-    eps, _ = grid_epsilons()
+    eps = grid_epsilons()[method == "uniform"]  # the uniform max-t at a kink
     counts = sample_counts(5, 1000)
-    kwargs = dict(epsilon=eps, forbidden=forbidden, delta=0.45, method="numerical",
+    kwargs = dict(epsilon=eps, forbidden=forbidden, delta=0.45, method=method,
                   n_resamples=450, batch_size=100, random_state=2024)
     reference = faith_audit(counts, loss, cost, n_jobs=1, **kwargs)
     runs = [faith_audit(counts, loss, cost, n_jobs=2, **kwargs)]
@@ -157,8 +162,9 @@ def test_bit_identical_across_jobs_and_backends():
             runs.append(faith_audit(counts, loss, cost, **kwargs))
     for res in runs:
         assert np.array_equal(res.bootstrap_distribution, reference.bootstrap_distribution)
-        assert (res.lower_bound, res.upper_bound, res.pvalue) == (
-            reference.lower_bound, reference.upper_bound, reference.pvalue)
+        assert (res.lower_bound, res.upper_bound, res.pvalue, res.fair_pvalue) == (
+            reference.lower_bound, reference.upper_bound, reference.pvalue,
+            reference.fair_pvalue)
     # Another seed gives other replicates (the check above is not vacuous).
     other = faith_audit(counts, loss, cost, n_jobs=1, **{**kwargs, "random_state": 2025})
     assert not np.array_equal(other.bootstrap_distribution, reference.bootstrap_distribution)
@@ -295,7 +301,10 @@ def test_delta_range_follows_the_loss_spread():
     [
         ({"method": "efron"}, "method must be one of"),
         ({"method": "subsampling", "m": 1000}, "m < n"),
-        ({"m": 1.5}, "m must be"),
+        ({"method": "m-out-of-n", "m": 1.5}, "m must be"),
+        # The default (uniform) method has no resample size or step: never silently ignored.
+        ({"m": 100}, "method='uniform' has no such parameter"),
+        ({"numerical_step": 0.1}, "method='uniform' has no such parameter"),
         ({"method": "numerical", "numerical_step": 0.0}, "numerical_step"),
         ({"confidence_level": 1.5}, "confidence_level"),
         ({"n_resamples": 0}, "n_resamples"),
@@ -311,5 +320,13 @@ def test_single_cell_audit_warns_that_the_bootstrap_is_degenerate():
     loss = np.array([0.0, 1.0, 0.0, 1.0])
     with pytest.warns(SmallSampleWarning, match="one cell"):
         res = faith_audit(np.array([100, 0, 0, 0]), loss, np.zeros((4, 4)), epsilon=0.0,
-                          n_resamples=50, random_state=0)
+                          method="m-out-of-n", n_resamples=50, random_state=0)
     assert res.confidence_interval().low == res.confidence_interval().high
+    # The uniform bounds keep a regularised standard error rho / sqrt(n (n - 1)) (rho = 1/2)
+    # and are clipped to the range of psi, [0, 1]: psi_n = 1 here.
+    with pytest.warns(SmallSampleWarning, match="one cell"):
+        res = faith_audit(np.array([100, 0, 0, 0]), loss, np.zeros((4, 4)), epsilon=0.0,
+                          n_resamples=50, random_state=0)
+    se = 0.5 / math.sqrt(100 * 99)
+    assert res.statistic == 1.0 and res.upper_bound == 1.0
+    assert res.lower_bound == pytest.approx(1.0 - 1.6448536269514722 * se, rel=1e-12)

@@ -42,6 +42,12 @@ def result():
     )
 
 
+@pytest.fixture(scope="module")
+def bootstrap_result():
+    return faith_audit(COUNTS, LOSS, np.zeros((4, 4)), epsilon=0.0, forbidden=FORBIDDEN,
+                       delta=0.5, method="m-out-of-n", n_resamples=400, random_state=0)
+
+
 def test_statistic_by_hand(result):
     # The adversary moves cell 0 (loss 0) to its group twin, cell 1 (loss 1), and cell 3 to
     # cell 2 likewise: (300 + 250) / 1000.
@@ -64,7 +70,8 @@ def test_two_sided_interval_at_level_1_minus_2_alpha_is_the_pair_of_bounds(resul
     assert interval.high == pytest.approx(result.upper_bound, abs=1e-15)
 
 
-def test_bounds_from_the_bootstrap_quantiles(result):
+def test_bounds_from_the_bootstrap_quantiles(bootstrap_result):
+    result = bootstrap_result
     root, n = result.bootstrap_distribution, result.n
     alpha = 1.0 - result.confidence_level
     lower = result.statistic - np.quantile(root, 1 - alpha, method="inverted_cdf") / np.sqrt(n)
@@ -103,7 +110,7 @@ def test_to_frame(result):
     expected = {
         "statistic", "ci_low", "ci_high", "lower_bound", "upper_bound", "epsilon", "delta",
         "pvalue", "rejected", "fair_pvalue", "certified_fair", "method", "confidence_level",
-        "n", "n_cells", "m", "numerical_step", "n_resamples", "dual_unique",
+        "n", "n_cells", "m", "numerical_step", "n_resamples", "dual_unique", "near_kink",
         # what free moves alone do, and the metric's free subspace (None: metric unknown)
         "zero_cost_statistic", "max_statistic", "zero_cost_share", "reachable_share",
         "non_protected_directions", "free_directions", "free_sources", "degenerate_metric",
@@ -156,9 +163,12 @@ def test_gaussian_limit(epsilon, gaussian):
     assert ("kink" in str(res)) is (not gaussian)
 
 
-def test_str(result):
+def test_str(result, bootstrap_result):
+    assert "FaiTH audit (m-out-of-n bootstrap, n=1000, K=4 cells, epsilon=0)" in str(
+        bootstrap_result
+    )
     text = str(result)
-    assert "FaiTH audit (m-out-of-n bootstrap, n=1000, K=4 cells, epsilon=0)" in text
+    assert "FaiTH audit (uniform bounds, n=1000, K=4 cells, epsilon=0)" in text
     assert "statistic      0.5500" in text
     assert "REJECT delta-fairness" in text
     no_delta = dataclasses.replace(result, delta=None, pvalue=None, rejected=None)

@@ -83,8 +83,8 @@ def test_grid_search_with_accuracy_and_faith(data):
             "accuracy": "accuracy",
             "faith": make_faith_scorer(protected=["group"], epsilon=0.0),
             "faith_lower": make_faith_scorer(
-                statistic="lower_bound", protected=["group"], epsilon=0.0, m=60, n_resamples=50,
-                random_state=0,
+                statistic="lower_bound", protected=["group"], epsilon=0.0, method="m-out-of-n",
+                m=60, n_resamples=50, random_state=0,
             ),
         },
         refit="accuracy",
