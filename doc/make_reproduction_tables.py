@@ -126,9 +126,11 @@ def faith_table1():
         multi = [float(r["multi_piece_contact_rate"]) for r in sub]
         kinks = [float(r["near_kink_rate"]) for r in sub]
         out.append(
-            f"\nAt ε = {epsilon:g} the budget binds in at least {share(binds)} of the audits "
-            f"and lies between two breakpoints of the estimated curve ε ↦ ψ in at least "
-            f"{share(inside)}, so ψ is a minimum of linear pieces with positive multipliers; "
+            f"\nAt ε = {epsilon:g} the budget binds in "
+            + ("every audit" if binds == 1.0 else f"at least {share(binds)} of the audits")
+            + " and lies between two breakpoints of the estimated curve ε ↦ ψ in "
+            + ("every one" if inside == 1.0 else f"at least {share(inside)}")
+            + ", so ψ is a minimum of linear pieces with positive multipliers; "
             f"the contact set holds several pieces in {share(min(multi))} to "
             f"{share(max(multi))} of the splits (by model), and ``near_kink`` is True in "
             f"{share(min(kinks))} to {share(max(kinks))}.\n"
