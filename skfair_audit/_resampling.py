@@ -23,17 +23,132 @@ import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 
 __all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "MemoryLimitError",
     "MultinomialCounts",
     "HypergeometricCounts",
     "PoissonWeights",
     "batch_layout",
+    "check_memory",
     "default_batch_size",
+    "format_bytes",
+    "parse_memory_limit",
     "resample",
     "seed_sequence",
 ]
 
 #: Default memory budget of one batch, in array elements (32 MiB of float64).
 MAX_BATCH_ELEMENTS = 2**22
+
+#: Default ``memory_limit`` of the audits: the largest working set one step may allocate.
+DEFAULT_MEMORY_LIMIT = 2 * 2**30
+
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
+    "t": 10**12, "tb": 10**12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}
+
+
+class MemoryLimitError(MemoryError):
+    """A step of the audit would need more memory than its ``memory_limit`` allows.
+
+    Raised *before* the allocation, with a message that says how many bytes the step needs,
+    what the limit is, and which option avoids the allocation. It is a :class:`MemoryError`,
+    so code that handles out-of-memory conditions handles it too.
+    """
+
+
+def format_bytes(n_bytes) -> str:
+    """``1610612736 -> "1.5 GiB"``: a byte count for humans."""
+    value = float(n_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"  # pragma: no cover
+
+
+def parse_memory_limit(memory_limit):
+    """Validate a memory budget: bytes as a number, or a string such as ``"2GiB"``/``"500MB"``.
+
+    Parameters
+    ----------
+    memory_limit : int, float, str or None
+        ``None`` means no limit. Strings take the units B, kB/MB/GB/TB (powers of 1000) and
+        KiB/MiB/GiB/TiB (powers of 1024), case-insensitive.
+
+    Returns
+    -------
+    float
+        The budget in bytes (``inf`` for None).
+
+    Examples
+    --------
+    >>> parse_memory_limit("1.5GiB")
+    1610612736.0
+    >>> parse_memory_limit(None)
+    inf
+    """
+    if memory_limit is None:
+        return float("inf")
+    value = memory_limit
+    if isinstance(memory_limit, str):
+        text = memory_limit.strip().lower().replace(" ", "")
+        number = text.rstrip("kmgtib")
+        unit = text[len(number):]
+        if unit not in _UNITS or not number:
+            raise ValueError(
+                f"memory_limit {memory_limit!r} is not a byte count: write e.g. 2GiB, 500MB "
+                "or a number of bytes."
+            )
+        try:
+            value = float(number) * _UNITS[unit]
+        except ValueError:
+            raise ValueError(
+                f"memory_limit {memory_limit!r} is not a byte count: write e.g. 2GiB, 500MB "
+                "or a number of bytes."
+            ) from None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not np.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(
+            f"memory_limit must be a positive number of bytes, a string such as '2GiB', or "
+            f"None; got {memory_limit!r}."
+        )
+    return float(value)
+
+
+def check_memory(n_bytes, memory_limit, what, hint):
+    """Refuse, before allocating, a step that needs more than ``memory_limit`` bytes.
+
+    Parameters
+    ----------
+    n_bytes : int or float
+        Estimated peak size of the arrays the step allocates.
+    memory_limit : int, float, str or None
+        The budget (see :func:`parse_memory_limit`).
+    what : str
+        What would be allocated, e.g. ``"the dense K x K cost matrix (K = 60,000)"``.
+    hint : str
+        The option that avoids the allocation.
+
+    Raises
+    ------
+    MemoryLimitError
+        When ``n_bytes > memory_limit``.
+    """
+    limit = parse_memory_limit(memory_limit)
+    if n_bytes > limit:
+        raise MemoryLimitError(
+            f"{what} needs about {format_bytes(n_bytes)}, more than memory_limit = "
+            f"{format_bytes(limit)}. {hint} (or raise memory_limit if the machine has the "
+            "memory)."
+        )
 
 
 def seed_sequence(random_state) -> np.random.SeedSequence:

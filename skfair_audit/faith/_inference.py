@@ -20,9 +20,11 @@ import numpy as np
 from scipy import stats
 
 from .._resampling import (
+    DEFAULT_MEMORY_LIMIT,
     MAX_BATCH_ELEMENTS,
     HypergeometricCounts,
     MultinomialCounts,
+    check_memory,
     resample,
 )
 
@@ -145,15 +147,20 @@ class _Root:
     scheme: BootstrapScheme
 
     def __call__(self, counts):
+        # Counts and frequencies live on the problem's support (every resample does).
         counts = np.asarray(counts, dtype=float)
         s = self.scheme
         if s.method == "numerical":
             # f_n + ε_n √n (f*_n − f_n) may leave the simplex: evaluate ψ through its dual.
             shift = (s.numerical_step * math.sqrt(s.n)) * (counts / s.n - self.frequencies)
-            perturbed = self.problem.dual_value(self.frequencies + shift, self.epsilon)
+            perturbed = self.problem.dual_value(
+                self.frequencies + shift, self.epsilon, on_support=True
+            )
             return (perturbed - self.value) / s.numerical_step
         size = s.n if s.method == "nonparametric" else s.m
-        return s.rate * (self.problem.value(counts / size, self.epsilon) - self.value)
+        return s.rate * (
+            self.problem.value(counts / size, self.epsilon, on_support=True) - self.value
+        )
 
 
 def bootstrap_root(
@@ -167,6 +174,7 @@ def bootstrap_root(
     random_state=None,
     n_jobs=None,
     verbose=0,
+    memory_limit=DEFAULT_MEMORY_LIMIT,
 ):
     """Draw the bootstrap root ``T*`` approximating the law of √n(ψ(f_n) − ψ(f*)).
 
@@ -180,6 +188,9 @@ def bootstrap_root(
         Transport budget.
     scheme : BootstrapScheme
         From :func:`bootstrap_scheme`.
+    memory_limit : int, float, str or None, default="2GiB"
+        Budget of one batch (its resampled counts and frequencies, plus the chunked
+        evaluation); a ``batch_size`` that exceeds it is refused.
 
     Returns
     -------
@@ -193,19 +204,27 @@ def bootstrap_root(
         * subsampling: the same without replacement, rate ``√(m / (1 − m/n))``;
         * numerical: ``[ψ(f_n + ε_n √n (f*_n − f_n)) − ψ(f_n)] / ε_n``.
     """
-    counts = np.asarray(counts)
+    # Resamples live on the cells with audit rows: draw and evaluate on the problem's support.
+    counts = np.asarray(counts)[problem.support]
     n = scheme.n
     frequencies = counts / n
-    value = float(problem.value(frequencies, epsilon))
+    value = float(problem.value(frequencies, epsilon, on_support=True))
     if scheme.method == "subsampling":
         draw = HypergeometricCounts(counts.astype(np.int64), scheme.m)
     else:
         size = scheme.m if scheme.method == "m-out-of-n" else n
         draw = MultinomialCounts(frequencies, size)
+    # A batch holds B x n_support counts and frequencies; the evaluation is chunked by the
+    # problem (bounded whatever B).
+    width = max(counts.size, problem.n_segments)
     if batch_size is None:
-        # A batch holds B×K counts and B×S segment sums: budget on the larger of the two.
-        width = max(counts.size, len(getattr(problem, "segment_row", ())))
         batch_size = max(1, min(10_000, MAX_BATCH_ELEMENTS // max(width, 1)))
+    check_memory(
+        int(batch_size) * counts.size * 24 + 6 * 8 * 2**21,
+        memory_limit,
+        f"A bootstrap batch of {int(batch_size):,} replicates over {counts.size:,} cells",
+        "Lower batch_size",
+    )
     statistic = _Root(problem, frequencies, float(epsilon), value, scheme)
     root = resample(
         statistic,
