@@ -369,8 +369,7 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="audit data: .csv, or .parquet / .pq (held out from training)")
     faith.add_argument("--label", required=True, metavar="COL", help="column of true labels")
     faith.add_argument("--features", nargs="+", required=True, metavar="COL",
-                       help="discrete features the model is queried on (the grid), as it was "
-                            "trained on them")
+                       help="features the model is queried on, as it was trained on them")
     faith.add_argument("--protected", nargs="+", required=True, metavar="COL",
                        help="protected attributes among --features")
     faith.add_argument("--epsilon", type=_non_negative, default=0.0,
@@ -383,6 +382,15 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="bootstrap scheme (default m-out-of-n, valid at kinks too)")
     faith.add_argument("--confidence", type=_probability, default=0.95,
                        help="confidence level (default 0.95: a 5%% test)")
+    faith.add_argument("--space", choices=("grid", "empirical", "auto"), default="grid",
+                       help="sample space: grid (every combination of the levels of discrete "
+                            "features; default), empirical (the audit rows and their copies "
+                            "with other protected levels: continuous features), auto (grid on "
+                            "categorical columns, empirical on numeric ones)")
+    faith.add_argument("--memory-limit", default="2GiB", metavar="SIZE",
+                       help="memory budget of each step of the audit, e.g. 500MB or 4GiB "
+                            "(default 2GiB): a step that needs more stops with an error "
+                            "naming the amount and the option that avoids it")
     faith.add_argument("--metric-data", metavar="PATH", default=None,
                        help="data to learn the fair metric on (default: the audit data)")
     faith.add_argument("--trust", action="append", default=[], metavar="TYPE",
@@ -718,7 +726,7 @@ def load_model(path, *, trust=(), unsafe_pickle=False, progress=None):
 def _run_faith(args, argv=()) -> int:
     from sklearn.frozen import FrozenEstimator
 
-    from .faith import FaithAuditor
+    from .faith import FaithAuditor, MemoryLimitError
     from .report import AuditReport, data_section, faith_section
     from .report._report import json_safe
 
@@ -749,17 +757,24 @@ def _run_faith(args, argv=()) -> int:
         FrozenEstimator(model), features=list(args.features), protected=list(args.protected),
         epsilon=args.epsilon, delta=args.delta, method=args.method,
         n_resamples=args.n_resamples, confidence_level=args.confidence, random_state=args.seed,
+        space=args.space, memory_limit=args.memory_limit,
     )
-    progress("querying the model on the grid and learning the fair metric")
+    progress("learning the fair metric" + (" and querying the model on the grid"
+                                           if args.space == "grid" else ""))
     try:
         _run_quietly(auditor.fit, progress, X_fit, y_fit)
     except Exception as exc:  # bad settings, or the user's model failing on the grid
         raise UserError(
-            f"cannot audit the model on the grid of --features: {_first_line(exc)}"
+            f"cannot audit the model on the sample space of --features: {_first_line(exc)}"
         ) from None
-    progress(f"FaiTH audit: {auditor.space_.n_cells} cells, {len(y):,} audit rows, "
+    cells = (f"{auditor.space_.n_cells} cells" if auditor.space_kind_ == "grid"
+             else "empirical sample space")
+    progress(f"FaiTH audit: {cells}, {len(y):,} audit rows, "
              f"{args.n_resamples} {args.method} resamples")
-    result = _run_quietly(auditor.audit, progress, X, y)
+    try:
+        result = _run_quietly(auditor.audit, progress, X, y)
+    except MemoryLimitError as exc:
+        raise UserError(f"{exc} (--memory-limit)") from None
     unfair = bool(result.rejected)
     code = EXIT_UNFAIR if unfair else EXIT_PASS
     progress("done")
@@ -779,8 +794,9 @@ def _run_faith(args, argv=()) -> int:
         report = AuditReport(
             title="Individual-fairness (FaiTH) audit",
             audited=(f"The model {args.model} ({type(model).__name__}) on {args.data} "
-                     f"({len(y):,} rows), grid features {', '.join(args.features)}, protected "
-                     f"{', '.join(args.protected)}; fair metric learned on {metric_source}."),
+                     f"({len(y):,} rows), {auditor.space_kind_} sample space of "
+                     f"{', '.join(args.features)}, protected {', '.join(args.protected)}; fair "
+                     f"metric learned on {metric_source}."),
             outcome=f"{'rejected' if unfair else 'not rejected'}: δ-fairness for "
                     f"δ = {args.delta:g} (exit code {code}).",
             sections=(

@@ -19,9 +19,9 @@ from ._metric import (
     SensitiveSubspaceMetric,
     check_cost_matrix,
 )
+from ._nearest import prepare_metric_transport
 from ._plot import count_change_table, plot_count_changes
 from ._result import FaithResult
-from ._nearest import prepare_metric_transport
 from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves, move_groups
 from ._scorer import make_faith_scorer
 from ._solver import TransportProblem, prepare_transport

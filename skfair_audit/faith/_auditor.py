@@ -18,7 +18,7 @@ from ._metric import (
     SensitiveSubspaceMetric,
     check_cost_matrix,
 )
-from ._nearest import BYTES_PER_CELL, metric_points, prepare_metric_transport
+from ._nearest import metric_points, prepare_metric_transport
 from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves, move_groups
 from ._solver import check_epsilon, dense_transport_bytes, prepare_transport
 
@@ -26,10 +26,6 @@ __all__ = ["FaithAuditor"]
 
 LOSSES = ("zero_one", "log_loss")
 SPACES = ("grid", "empirical", "auto")
-
-#: Bytes per cell of the sample space and the audit's linear arrays (features, names, losses,
-#: counts, the transport problem): ``max_cells=None`` caps K at ``memory_limit`` / this.
-CELL_BYTES = 4 * BYTES_PER_CELL
 
 
 class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
@@ -102,8 +98,8 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
     forbidden : array of bool of shape (K, K), optional
         Further forbidden moves between cells (OR-ed with the above).
     max_cells : int or None, default=None
-        Largest sample space allowed; None caps it only through ``memory_limit`` (about
-        ``memory_limit / 384`` cells).
+        Largest sample space allowed; None caps it only through ``memory_limit`` (the audit
+        holds about 384 bytes per cell in linear arrays).
     memory_limit : int, float, str or None, default="2GiB"
         Memory budget of each step of the audit (bytes, or a string such as ``"500MB"``): a
         step that would need more (a dense ``K x K`` cost matrix, a bootstrap batch) is refused
@@ -275,7 +271,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         if self.space_kind_ == "grid":
             self.space_ = GridSpace.from_data(
                 X, y_checked, self._features(X), classes=self.classes_,
-                max_cells=self._max_cells(),
+                max_cells=self.max_cells, memory_limit=self.memory_limit,
             )
             self._check_protected(self.space_.feature_names)
             self.metric_ = self._fit_metric(self.space_, self.space_.encode(X))
@@ -309,12 +305,6 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
                 "the numeric ones into categories (space='grid')."
             )
         return "grid" if categorical else "empirical"
-
-    def _max_cells(self):
-        if self.max_cells is not None:
-            return self.max_cells
-        limit = parse_memory_limit(self.memory_limit)
-        return int(min(limit // CELL_BYTES, np.iinfo(np.int64).max))
 
     def _check_params(self):
         if self.space not in SPACES:
@@ -550,7 +540,8 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             protected=list(self.protected or []),
             protected_levels=levels,
             classes=self.classes_,
-            max_cells=self._max_cells(),
+            max_cells=self.max_cells,
+            memory_limit=self.memory_limit,
         )
         counts = space.counts(X_audit, y_checked)
         loss = self._cell_loss(space)

@@ -25,8 +25,10 @@ from .._resampling import (
     HypergeometricCounts,
     MultinomialCounts,
     check_memory,
+    parse_memory_limit,
     resample,
 )
+from ._solver import CHUNK_ELEMENTS
 
 __all__ = [
     "BOOTSTRAP_METHODS",
@@ -216,14 +218,24 @@ def bootstrap_root(
         draw = MultinomialCounts(frequencies, size)
     # A batch holds B x n_support counts and frequencies; the evaluation is chunked by the
     # problem (bounded whatever B).
-    width = max(counts.size, problem.n_segments)
+    def batch_bytes(size):
+        evaluation = 6 * 8 * min(CHUNK_ELEMENTS, size * max(problem.n_segments, 1))
+        return size * counts.size * 24 + evaluation
+
+    limit = parse_memory_limit(memory_limit)
     if batch_size is None:
+        width = max(counts.size, problem.n_segments)
         batch_size = max(1, min(10_000, MAX_BATCH_ELEMENTS // max(width, 1)))
+        while batch_size > 1 and batch_bytes(batch_size) > limit:
+            batch_size = max(1, batch_size // 2)
+        hint = "The audit has too many cells with audit rows for this budget"
+    else:
+        hint = "Lower batch_size"
     check_memory(
-        int(batch_size) * counts.size * 24 + 6 * 8 * 2**21,
+        batch_bytes(int(batch_size)),
         memory_limit,
         f"A bootstrap batch of {int(batch_size):,} replicates over {counts.size:,} cells",
-        "Lower batch_size",
+        hint,
     )
     statistic = _Root(problem, frequencies, float(epsilon), value, scheme)
     root = resample(

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory
 from ..utils import ConfidenceInterval, check_confidence_level, records_to_frame
 from ._inference import root_bounds
 
@@ -140,7 +141,18 @@ class FaithResult:
 
     @property
     def transport_plan(self):
-        """The optimal plan Π as a dense (K, K) array of probability mass."""
+        """The optimal plan Π as a dense (K, K) array of probability mass.
+
+        Refused with :class:`MemoryLimitError` when ``8 K²`` bytes exceed 2 GiB: the plan's
+        non-zero entries are ``plan_source``, ``plan_target`` and ``plan_mass``
+        (``scipy.sparse.coo_array((plan_mass, (plan_source, plan_target)))``).
+        """
+        check_memory(
+            8 * self.n_cells**2,
+            DEFAULT_MEMORY_LIMIT,
+            f"The dense {self.n_cells:,} x {self.n_cells:,} transport plan",
+            "Use its non-zero entries plan_source, plan_target and plan_mass, or moves()",
+        )
         plan = np.zeros((self.n_cells, self.n_cells))
         np.add.at(plan, (self.plan_source, self.plan_target), self.plan_mass)
         return plan

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._resampling import check_memory
 from ..utils import import_optional
 
 __all__ = ["CellNames", "EmpiricalSpace", "GridSpace", "forbidden_moves", "move_groups"]
@@ -161,6 +162,23 @@ def _observed_levels(values, what):
 def _readonly(array):
     array.flags.writeable = False
     return array
+
+
+#: Bytes per cell the audit holds in linear arrays (cell features and indices, losses, counts,
+#: groups, points and the transport problem's rows): the ``memory_limit`` check of a space.
+CELL_BYTES = 384
+
+
+def _check_cell_memory(n_cells, memory_limit, kind):
+    check_memory(
+        n_cells * CELL_BYTES,
+        memory_limit,
+        f"The {kind} sample space of K = {n_cells:,} cells",
+        "Round or bin continuous features, use fewer features or protected levels, or audit "
+        "a sample of the rows" if kind == "empirical" else
+        "Bin continuous features into a few categories, drop features from the grid, or use "
+        "the empirical sample space (space='empirical')",
+    )
 
 
 class CellNames(Sequence):
@@ -603,7 +621,10 @@ class GridSpace(_CellSpace):
         )
 
     @classmethod
-    def from_data(cls, X, y, features=None, *, categories=None, classes=None, max_cells=100_000):
+    def from_data(
+        cls, X, y, features=None, *, categories=None, classes=None, max_cells=100_000,
+        memory_limit=None,
+    ):
         """Build the grid of the declared discrete features of ``X`` times the labels of ``y``.
 
         Parameters
@@ -621,9 +642,12 @@ class GridSpace(_CellSpace):
             must not have other values.
         classes : sequence, default=None
             Label levels; default the sorted distinct values of ``y``.
-        max_cells : int, default=100_000
-            Largest allowed number of cells ``K``. The audit works with ``K x K`` matrices, so
-            keep ``K`` in the thousands.
+        max_cells : int or None, default=100_000
+            Largest allowed number of cells ``K`` (None: no cap). With a linear-map fair metric
+            the audit needs ``O(K)`` memory; other metrics need ``K x K`` matrices.
+        memory_limit : int, float, str or None, default=None
+            Refuse (:class:`MemoryLimitError`) a space whose cells would need more memory
+            across the audit (about ``CELL_BYTES`` per cell).
 
         Returns
         -------
@@ -667,13 +691,15 @@ class GridSpace(_CellSpace):
 
         sizes = {name: lv.size for name, lv in zip(names, levels, strict=True)}
         n_cells = math.prod(sizes.values()) * classes.size
-        if n_cells > max_cells:
+        _check_cell_memory(n_cells, memory_limit, "grid")
+        if max_cells is not None and n_cells > max_cells:
             raise ValueError(
                 f"the grid has K = {n_cells} cells ({' x '.join(map(str, sizes.values()))} "
                 f"feature levels x {classes.size} labels; levels per feature: {sizes}), more than "
-                f"max_cells={max_cells}. Bin continuous features into a few categories, drop "
-                "features from the grid, or use the empirical-support space EmpiricalSpace "
-                "(raising max_cells is possible, but the audit needs K x K matrices)."
+                f"max_cells={max_cells}. A grid crosses every level of every feature: bin "
+                "continuous features into a few categories, drop features from the grid, or use "
+                "the empirical sample space (FaithAuditor(space='empirical') or 'auto', "
+                "EmpiricalSpace), whose cells are the audit rows and their counterfactuals."
             )
         space = cls(names, tuple(levels), classes, input_type, tuple(dtypes))
         space.cell_index(X, y)  # every row must fall in the grid (matters with `categories`)
@@ -847,7 +873,8 @@ class EmpiricalSpace(_CellSpace):
 
     @classmethod
     def from_data(
-        cls, X, y, *, protected=(), protected_levels=None, classes=None, max_cells=100_000
+        cls, X, y, *, protected=(), protected_levels=None, classes=None, max_cells=100_000,
+        memory_limit=None,
     ):
         """Build the space from the distinct rows of numeric data and their counterfactuals.
 
@@ -863,8 +890,11 @@ class EmpiricalSpace(_CellSpace):
             ``{protected feature: levels}``; default the observed distinct values.
         classes : sequence, default=None
             Label levels; default the sorted distinct values of ``y``.
-        max_cells : int, default=100_000
-            Largest allowed number of cells ``K``.
+        max_cells : int or None, default=100_000
+            Largest allowed number of cells ``K`` (None: no cap).
+        memory_limit : int, float, str or None, default=None
+            Refuse (:class:`MemoryLimitError`) a space whose cells would need more memory
+            across the audit (about ``CELL_BYTES`` per cell).
 
         Returns
         -------
@@ -902,7 +932,8 @@ class EmpiricalSpace(_CellSpace):
         bases = _unique_rows(values[:, others])[0]
         n_combinations = math.prod(lv.size for lv in level_sets)
         n_cells = bases.shape[0] * n_combinations * classes.size
-        if n_cells > max_cells:
+        _check_cell_memory(n_cells, memory_limit, "empirical")
+        if max_cells is not None and n_cells > max_cells:
             raise ValueError(
                 f"the empirical space has K = {n_cells} cells, more than max_cells={max_cells} "
                 f"({bases.shape[0]} distinct rows of the other features x {n_combinations} "
