@@ -9,13 +9,15 @@ nearest neighbour of the source among the points at that level. So the hulls com
 nearest-neighbour queries (a k-d tree per group of allowed destinations and per loss level),
 with a certificate that no unseen destination could change them:
 
-* levels with a single loss value: the nearest destination is the only candidate; the query
+* loss levels with a single value: the nearest destination is the only candidate; the query
   grows until the next unseen one is strictly farther (exact ties broken by the smallest cell
   index, as the dense construction does);
-* for losses with many values (log-loss, user losses) the levels are grouped into at most
-  ``max_level_buckets`` buckets of consecutive values; a bucket is settled when the hull at the
-  smallest cost an unseen destination could have already lies above the bucket's best gain
-  (``gain <= max loss - own loss``), and otherwise the query grows (doubling ``k``).
+* losses with many values (log-loss, user losses): the values of a group are split into a
+  binary tree of ranges (:class:`_LevelTree`); a source starts from the ranges above its own
+  loss and accepts a range when the hull at the smallest cost an unseen destination of the
+  range could have already lies above the range's best gain (``gain <= top loss - own
+  loss``); otherwise it asks a leaf for more neighbours (fourfold) or descends into the
+  range's two halves.
 
 The result is the same :class:`~._solver.TransportProblem` as the dense construction: equal
 hulls, equal segments, equal plans. Costs of the pairs it uses are computed by the same
@@ -288,17 +290,18 @@ class _LevelTree:
         self.size = starts[self.hi + 1] - starts[self.lo]
         self._starts = starts
         self._nodes = {}
+        self._n_points = self.size.astype(np.intp)
 
     def node(self, i) -> _Node:
         if i not in self._nodes:
             start, stop = self._starts[self.lo[i]], self._starts[self.hi[i] + 1]
             self._nodes[i] = _Node(np.sort(self.members[start:stop]), *self._args)
+            self._n_points[i] = self._nodes[i].neighbours.size
         return self._nodes[i]
 
     def n_points(self, nodes):
-        """Distinct points of each node (an upper bound before the node is built)."""
-        return np.array([self._nodes[i].neighbours.size if i in self._nodes else self.size[i]
-                         for i in np.asarray(nodes).tolist()], dtype=np.intp)
+        """Distinct points of each node (its number of cells before the node is built)."""
+        return self._n_points[nodes]
 
     def cover(self, first_level):
         """(source position, node) pairs covering, for each source, the levels from
