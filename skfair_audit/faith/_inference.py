@@ -24,6 +24,7 @@ from .._resampling import (
     MAX_BATCH_ELEMENTS,
     HypergeometricCounts,
     MultinomialCounts,
+    RowCategories,
     check_memory,
     parse_memory_limit,
     resample,
@@ -42,6 +43,10 @@ __all__ = [
 
 #: The bootstrap schemes, by name.
 BOOTSTRAP_METHODS = ("m-out-of-n", "numerical", "nonparametric", "subsampling")
+
+#: The m-out-of-n bootstrap draws the m rows themselves (instead of counts over the cells) when
+#: the cells with audit rows outnumber m by this factor.
+SPARSE_DRAW_RATIO = 8
 
 #: Default exponents: m = ⌈n^(2/3)⌉ and ε_n = n^(-1/3).
 DEFAULT_M_EXPONENT = 2.0 / 3.0
@@ -147,11 +152,15 @@ class _Root:
     epsilon: float
     value: float
     scheme: BootstrapScheme
+    rows: bool = False
 
     def __call__(self, counts):
+        s = self.scheme
+        if self.rows:
+            # The resampled rows' cells themselves (m-out-of-n with m << cells).
+            return s.rate * (self.problem.value_of_resamples(counts, self.epsilon) - self.value)
         # Counts and frequencies live on the problem's support (every resample does).
         counts = np.asarray(counts, dtype=float)
-        s = self.scheme
         if s.method == "numerical":
             # f_n + ε_n √n (f*_n − f_n) may leave the simplex: evaluate ψ through its dual.
             shift = (s.numerical_step * math.sqrt(s.n)) * (counts / s.n - self.frequencies)
@@ -211,8 +220,13 @@ def bootstrap_root(
     n = scheme.n
     frequencies = counts / n
     value = float(problem.value(frequencies, epsilon, on_support=True))
+    # m-out-of-n with m much smaller than the cells: draw the m rows, not K counts (the same
+    # law, O(m log K) instead of O(K) per replicate).
+    rows = scheme.method == "m-out-of-n" and SPARSE_DRAW_RATIO * scheme.m < counts.size
     if scheme.method == "subsampling":
         draw = HypergeometricCounts(counts.astype(np.int64), scheme.m)
+    elif rows:
+        draw = RowCategories(counts.astype(np.int64), scheme.m)
     else:
         size = scheme.m if scheme.method == "m-out-of-n" else n
         draw = MultinomialCounts(frequencies, size)
@@ -220,11 +234,11 @@ def bootstrap_root(
     # problem (bounded whatever B).
     def batch_bytes(size):
         evaluation = 6 * 8 * min(CHUNK_ELEMENTS, size * max(problem.n_segments, 1))
-        return size * counts.size * 24 + evaluation
+        return size * draw.width * 24 + evaluation
 
     limit = parse_memory_limit(memory_limit)
     if batch_size is None:
-        width = max(counts.size, problem.n_segments)
+        width = draw.width if rows else max(counts.size, problem.n_segments)
         batch_size = max(1, min(10_000, MAX_BATCH_ELEMENTS // max(width, 1)))
         while batch_size > 1 and batch_bytes(batch_size) > limit:
             batch_size = max(1, batch_size // 2)
@@ -234,10 +248,11 @@ def bootstrap_root(
     check_memory(
         batch_bytes(int(batch_size)),
         memory_limit,
-        f"A bootstrap batch of {int(batch_size):,} replicates over {counts.size:,} cells",
+        f"A bootstrap batch of {int(batch_size):,} replicates over {draw.width:,} "
+        + ("resampled rows" if rows else "cells"),
         hint,
     )
-    statistic = _Root(problem, frequencies, float(epsilon), value, scheme)
+    statistic = _Root(problem, frequencies, float(epsilon), value, scheme, rows)
     root = resample(
         statistic,
         draw,

@@ -610,6 +610,98 @@ class TransportProblem:
             total = total + gained_full + np.where(partial, (epsilon - spent_full) * slope_next, 0)
         return total
 
+    def value_of_resamples(self, positions, epsilon):
+        """``psi`` of resampled audit rows, given as the support positions of their cells.
+
+        ``positions[b]`` holds the cells (positions in ``support``) of the ``m`` rows of
+        replicate ``b``; its frequency vector is their counts divided by ``m``. Equals
+        ``value(counts / m, epsilon, on_support=True)`` up to rounding, in ``O(m log m)`` time
+        per replicate instead of ``O(S)``: only the segments of rows that were drawn are
+        read. This is what makes the m-out-of-n bootstrap of a large audit cheap.
+
+        Parameters
+        ----------
+        positions : array-like of int of shape (B, m)
+            Support positions of the resampled rows of each replicate.
+        epsilon : float
+            Transport budget, finite and >= 0.
+
+        Returns
+        -------
+        ndarray of shape (B,)
+        """
+        epsilon = check_epsilon(epsilon)
+        positions = np.asarray(positions)
+        if positions.ndim != 2 or positions.dtype.kind not in "iu":
+            raise ValueError("positions must be a 2-D array of support positions (B, m).")
+        n_rep, m = positions.shape
+        if not m:
+            raise ValueError("each replicate must hold at least one row.")
+        if positions.size and (positions.min() < 0 or positions.max() >= self.support.size):
+            raise ValueError(f"positions must lie in [0, {self.support.size}).")
+        start_of, ranks = self._segments_by_position()
+        out = np.empty(n_rep)
+        # Replicates in chunks so that the expanded segments stay within CHUNK_ELEMENTS.
+        per_replicate = m * max(1, -(-self.n_segments // max(self.support.size, 1)))
+        step = max(1, CHUNK_ELEMENTS // (4 * per_replicate))
+        for first in range(0, n_rep, step):
+            block = np.sort(positions[first:first + step], axis=1)
+            out[first:first + step] = self._sparse_values(block, m, epsilon, start_of, ranks)
+        return out
+
+    def _segments_by_position(self):
+        """Segments grouped by the support position of their row (in slope order within)."""
+        cached = self.__dict__.get("_by_position")
+        if cached is None:
+            order = np.argsort(self.segment_position, kind="stable")
+            start_of = np.searchsorted(self.segment_position[order],
+                                       np.arange(self.support.size + 1))
+            cached = (start_of, order)
+            object.__setattr__(self, "_by_position", cached)
+        return cached
+
+    def _sparse_values(self, block, m, epsilon, start_of, ranks):
+        n_rep = block.shape[0]
+        new = np.ones(block.shape, dtype=bool)
+        new[:, 1:] = block[:, 1:] != block[:, :-1]
+        rep, col = np.nonzero(new)
+        # Run lengths: the distance to the next run start (or the end of the row).
+        flat = rep * m + col
+        ends = np.append(flat[1:], n_rep * m)
+        ends = np.where(np.append(rep[1:], n_rep) != rep, (rep + 1) * m, ends)
+        weight = (ends - flat) / m
+        position = block[rep, col]
+        base = np.bincount(rep, weights=weight * self._support_base_gain[position],
+                           minlength=n_rep)
+        n_seg = start_of[position + 1] - start_of[position]
+        if not n_seg.sum():
+            return base
+        owner = np.repeat(rep, n_seg)
+        within = np.arange(n_seg.sum()) - np.repeat(np.cumsum(n_seg) - n_seg, n_seg)
+        segment = ranks[np.repeat(start_of[position], n_seg) + within]
+        mass = np.repeat(weight, n_seg)
+        order = np.lexsort((segment, owner))
+        owner, segment, mass = owner[order], segment[order], mass[order]
+        # Each replicate's segments left-aligned in slope order; zero padding is neutral.
+        width = int(np.bincount(owner, minlength=n_rep).max())
+        column = np.arange(owner.size) - np.searchsorted(owner, owner)
+        cost = np.zeros((n_rep, width))
+        gain = np.zeros((n_rep, width))
+        slope = np.zeros((n_rep, width))
+        cost[owner, column] = mass * self.segment_cost[segment]
+        gain[owner, column] = mass * self.segment_gain[segment]
+        slope[owner, column] = self.segment_slope[segment]
+        spent = np.cumsum(cost, axis=1)
+        gained = np.cumsum(gain, axis=1)
+        n_full = np.count_nonzero(spent <= epsilon, axis=1)
+        last = np.maximum(n_full - 1, 0)[:, None]
+        has_full = n_full > 0
+        spent_full = np.where(has_full, np.take_along_axis(spent, last, 1)[:, 0], 0.0)
+        gained_full = np.where(has_full, np.take_along_axis(gained, last, 1)[:, 0], 0.0)
+        partial = n_full < width
+        slope_next = np.take_along_axis(slope, np.minimum(n_full, width - 1)[:, None], 1)[:, 0]
+        return base + gained_full + np.where(partial, (epsilon - spent_full) * slope_next, 0.0)
+
     # ------------------------------------------------------------------ dual value
     def dual_value(self, f, epsilon, *, on_support=False):
         """Dual formula of the audit value, defined for any real ``f``.

@@ -144,7 +144,7 @@ def test_dense_plan_and_matrices_are_guarded():
 
 
 def test_precomputed_metric_keeps_working_within_the_limit():
-    X, y = _continuous(60)
+    X, y = _continuous(120)
     space = EmpiricalSpace.from_data(X, y, protected=[0])
     cost = np.zeros((space.n_cells, space.n_cells))
     auditor = FaithAuditor(LogisticRegression(), space="empirical", protected=[0],

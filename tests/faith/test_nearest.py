@@ -357,3 +357,56 @@ def test_degenerate_metric_makes_every_move_free_in_both_paths():
     dense, _ = _dense(loss, points, point_index, groups, 2.0)
     _assert_same_problem(sparse, dense)
     assert sparse.n_segments == 0
+
+
+def test_value_of_resamples_equals_value_of_their_counts():
+    """The sparse evaluation of resampled rows (the m-out-of-n bootstrap of a large audit)
+    equals the evaluation of their count vectors."""
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        loss, points, point_index, groups, exponent, counts = _instance(rng, 40, 2)
+        rows = np.flatnonzero(counts)
+        problem = prepare_metric_transport(loss, points, exponent=exponent,
+                                           point_index=point_index, groups=groups, rows=rows)
+        m = int(rng.integers(1, 30))
+        positions = rng.integers(0, rows.size, size=(12, m))
+        tallies = np.stack([np.bincount(p, minlength=rows.size) for p in positions]) / m
+        for epsilon in (0.0, 0.03, 0.3, 100.0):
+            np.testing.assert_allclose(
+                problem.value_of_resamples(positions, epsilon),
+                problem.value(tallies, epsilon, on_support=True), rtol=0, atol=1e-12,
+            )
+    with pytest.raises(ValueError, match="positions"):
+        problem.value_of_resamples(np.array([[rows.size]]), 0.1)
+
+
+def test_m_out_of_n_of_a_large_audit_draws_rows():
+    """m << cells: the bootstrap draws the m rows (RowCategories); the same law as drawing
+    counts, bit-identical for any n_jobs, and the root matches the counts-based root in law."""
+    from scipy import stats
+
+    from skfair_audit.faith import faith_audit
+
+    rng = np.random.default_rng(9)
+    n_points = 4000
+    points = rng.normal(size=(n_points, 2))
+    point_index = np.tile(np.arange(n_points), 2)
+    groups = np.repeat([0, 1], n_points)
+    loss = (rng.random(2 * n_points) < 0.3).astype(float)
+    counts = np.zeros(2 * n_points, dtype=int)
+    counts[rng.choice(2 * n_points, 3000, replace=False)] = 1  # m = 209 << 3,000 cells
+    rows = np.flatnonzero(counts)
+    problem = prepare_metric_transport(loss, points, point_index=point_index, groups=groups,
+                                       rows=rows)
+    common = {"epsilon": 0.05, "n_resamples": 600, "random_state": 0}
+    sparse = faith_audit(counts, None, problem, **common)
+    parallel = faith_audit(counts, None, problem, n_jobs=2, batch_size=100, **common)
+    serial = faith_audit(counts, None, problem, batch_size=100, **common)
+    np.testing.assert_array_equal(parallel.bootstrap_distribution,
+                                  serial.bootstrap_distribution)
+    # The full-support problem draws counts over all cells instead: same law of the root.
+    full = prepare_metric_transport(loss, points, point_index=point_index, groups=groups)
+    dense_draws = faith_audit(counts, None, full, **common)
+    assert sparse.statistic == pytest.approx(dense_draws.statistic, abs=1e-12)
+    assert stats.ks_2samp(sparse.bootstrap_distribution,
+                          dense_draws.bootstrap_distribution).pvalue > 0.001
