@@ -29,7 +29,8 @@ Configurations
 
    Per row: fit time (model + metric), ``audit_value`` time (space, losses, counts, transport
    problem, ψ), full ``audit`` time, bootstrap seconds per replicate
-   (``(audit - audit_value) / B``), peak RSS, the statistic (the two paths must agree).
+   (``(audit - audit_value) / B``), peak RSS, the statistic (the two paths must agree). The
+   same for the log-loss (many distinct loss values: the level tree) at n = 10^3 ... 10^5.
 2. **UCI Adult**: all 45,222 complete rows as the audit sample; age, education-num,
    hours-per-week, capital-gain and capital-loss as numbers, sex and race (codes) protected;
    the model (standardised logistic regression) and the default metric fitted on the 30,162
@@ -108,7 +109,7 @@ def _timed(function, *args):
     return out, time.perf_counter() - start
 
 
-def child_nearest(n, seed):
+def child_nearest(n, seed, loss="zero_one"):
     from sklearn.linear_model import LogisticRegression
 
     from skfair_audit.faith import FaithAuditor
@@ -116,14 +117,14 @@ def child_nearest(n, seed):
     X_train, y_train = synthetic(20_000, seed + 1)
     X, y = synthetic(n, seed)
     baseline = _peak_rss_mib()
-    auditor = FaithAuditor(LogisticRegression(), space="empirical", protected=[5],
+    auditor = FaithAuditor(LogisticRegression(), space="empirical", protected=[5], loss=loss,
                            epsilon=EPSILON, n_resamples=N_RESAMPLES, random_state=0)
     _, fit = _timed(auditor.fit, X_train, y_train)
     auditor.audit_value(X[:200], y[:200])  # warm-up: lazy imports, first tree
     value, value_seconds = _timed(auditor.audit_value, X, y)
     result, audit = _timed(auditor.audit, X, y)
     return {
-        "n": n, "path": "nearest", "n_cells": result.n_cells, "fit_seconds": fit,
+        "n": n, "path": "nearest", "loss": loss, "n_cells": result.n_cells, "fit_seconds": fit,
         "value_seconds": value_seconds, "audit_seconds": audit,
         "bootstrap_seconds_per_replicate": max(audit - value_seconds, 0.0) / N_RESAMPLES,
         "statistic": result.statistic, "statistic_without_bootstrap": value,
@@ -132,7 +133,7 @@ def child_nearest(n, seed):
     }
 
 
-def child_dense(n, seed):
+def child_dense(n, seed, loss="zero_one"):
     from sklearn.linear_model import LogisticRegression
 
     from skfair_audit.faith import EmpiricalSpace, FaithAuditor, faith_audit, forbidden_moves
@@ -150,22 +151,28 @@ def child_dense(n, seed):
     space = EmpiricalSpace.from_data(X, y, protected=[5], classes=auditor.classes_,
                                      protected_levels={5: [0.0, 1.0]}, max_cells=None)
     counts = space.counts(X, y)
-    predictions = auditor.estimator_.predict(space.query_frame())
-    loss = (predictions[space.feature_cell_index] != space.cell_labels).astype(float)
+    queries = space.query_frame()
+    if loss == "zero_one":
+        predictions = auditor.estimator_.predict(queries)
+        cell_loss = (predictions[space.feature_cell_index] != space.cell_labels).astype(float)
+    else:  # the log-loss, as FaithAuditor computes it
+        proba = auditor.estimator_.predict_proba(queries)[space.feature_cell_index]
+        column = np.searchsorted(auditor.classes_, space.cell_labels)
+        cell_loss = -np.log(np.clip(proba[np.arange(column.size), column], 1e-15, 1.0))
     cost = auditor.metric_.cost_matrix(space.encoded_features())
     forbidden = forbidden_moves(space)
     setup = time.perf_counter() - start
     result, audit = _timed(
-        lambda: faith_audit(counts, loss, cost, forbidden=forbidden, epsilon=EPSILON,
+        lambda: faith_audit(counts, cell_loss, cost, forbidden=forbidden, epsilon=EPSILON,
                             n_resamples=N_RESAMPLES, random_state=0, memory_limit=None)
     )
     # The bootstrap alone: the same replicates on the prepared problem.
     from skfair_audit.faith import prepare_transport
 
-    problem, prepare = _timed(lambda: prepare_transport(loss, cost, forbidden,
+    problem, prepare = _timed(lambda: prepare_transport(cell_loss, cost, forbidden,
                                                         memory_limit=None))
     return {
-        "n": n, "path": "dense", "n_cells": result.n_cells, "fit_seconds": fit,
+        "n": n, "path": "dense", "loss": loss, "n_cells": result.n_cells, "fit_seconds": fit,
         "value_seconds": setup + prepare, "audit_seconds": setup + audit,
         "bootstrap_seconds_per_replicate": max(audit - prepare, 0.0) / N_RESAMPLES,
         "statistic": result.statistic, "lower_bound": result.lower_bound,
@@ -300,13 +307,14 @@ def main(argv=None):
     load_start = os.getloadavg()
     print(f"load average at start: {load_start}")
 
+    log_sizes = [1_000, 3_000] if args.quick else [1_000, 10_000, 100_000]
     scaling = []
-    for n in sizes:
-        nearest = run_child("nearest", n, 0)
+    for loss, n in [("zero_one", n) for n in sizes] + [("log_loss", n) for n in log_sizes]:
+        nearest = run_child("nearest", n, 0, loss)
         scaling.append(nearest)
         needed = dense_bytes(n)
         if needed <= args.dense_limit * 2**30:
-            dense = run_child("dense", n, 0)
+            dense = run_child("dense", n, 0, loss)
             if "statistic" in dense and "statistic" in nearest:
                 dense["statistic_difference"] = abs(dense["statistic"] - nearest["statistic"])
                 dense["time_ratio_dense_to_nearest"] = (
@@ -317,13 +325,13 @@ def main(argv=None):
                 )
         else:
             dense = {"error": "does not fit"}
-        dense.update(n=n, path="dense", estimated_bytes=needed)
+        dense.update(n=n, path="dense", loss=loss, estimated_bytes=needed)
         scaling.append(dense)
 
     adult = run_child("adult", 5_000 if args.quick else 0)
     cli = run_child("cli", 5_000 if args.quick else 200_000)
     million = next((row for row in scaling if row.get("path") == "nearest"
-                    and row["n"] == max(sizes)), None)
+                    and row["n"] == max(sizes) and row.get("loss") == "zero_one"), None)
 
     def verdict(row, seconds_key, target):
         if not row or "peak_rss_mib" not in row:

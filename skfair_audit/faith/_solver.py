@@ -379,6 +379,24 @@ def prepare_transport(
     return assemble_problem(loss, base_gain, base_destination, parts)
 
 
+def _greedy(base, spent, gained, slope_at, epsilon):
+    """``psi`` of each row of a batch from prefix sums along the segments in slope order.
+
+    ``spent`` and ``gained`` are the cumulative costs and gains (``B x W``, non-decreasing
+    along a row, so the segments that fit the budget form a prefix); the leftover budget is
+    spent on the next segment at its slope, ``slope_at(index)``.
+    """
+    width = spent.shape[1]
+    n_full = np.count_nonzero(spent <= epsilon, axis=1)
+    last = np.maximum(n_full - 1, 0)[:, None]
+    has_full = n_full > 0
+    spent_full = np.where(has_full, np.take_along_axis(spent, last, 1)[:, 0], 0.0)
+    gained_full = np.where(has_full, np.take_along_axis(gained, last, 1)[:, 0], 0.0)
+    partial = n_full < width
+    slope_next = slope_at(np.minimum(n_full, width - 1))
+    return base + gained_full + np.where(partial, (epsilon - spent_full) * slope_next, 0)
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class TransportProblem:
     """Greedy structure of the FaiTH audit LP for fixed losses, costs and forbidden moves.
@@ -585,30 +603,32 @@ class TransportProblem:
         ``n_b + 1`` is taken for the leftover budget at its slope. Time is ``O(B S)``; memory
         is bounded by evaluating the batch in chunks of rows.
         """
+        return self._evaluate(f, epsilon, self._value_batch, True, on_support)
+
+    def _evaluate(self, f, epsilon, kernel, nonnegative, on_support):
+        """``kernel`` on a batch of frequency vectors, chunk by chunk."""
         epsilon = check_epsilon(epsilon)
-        f, single = self._frequencies(f, nonnegative=True, on_support=on_support)
+        f, single = self._frequencies(f, nonnegative=nonnegative, on_support=on_support)
         out = np.empty(f.shape[0])
         for rows in self._chunks(f.shape[0]):
-            out[rows] = self._value_batch(f[rows], epsilon)
+            out[rows] = kernel(f[rows], epsilon)
         return float(out[0]) if single else out
 
+    def _prefix_sums(self, f):
+        """``f·b``, the mass of each segment's row, and the cumulative costs and gains."""
+        mass = f[:, self.segment_position]
+        return (
+            f @ self._support_base_gain,
+            mass,
+            np.cumsum(mass * self.segment_cost, axis=1),
+            np.cumsum(mass * self.segment_gain, axis=1),
+        )
+
     def _value_batch(self, f, epsilon):
-        total = f @ self._support_base_gain
-        n_seg = self.n_segments
-        if n_seg:
-            mass = f[:, self.segment_position]
-            spent = np.cumsum(mass * self.segment_cost, axis=1)
-            gained = np.cumsum(mass * self.segment_gain, axis=1)
-            # ``spent`` is non-decreasing, so the segments that fit form a prefix.
-            n_full = np.count_nonzero(spent <= epsilon, axis=1)
-            last = np.maximum(n_full - 1, 0)[:, None]
-            has_full = n_full > 0
-            spent_full = np.where(has_full, np.take_along_axis(spent, last, 1)[:, 0], 0.0)
-            gained_full = np.where(has_full, np.take_along_axis(gained, last, 1)[:, 0], 0.0)
-            partial = n_full < n_seg
-            slope_next = self.segment_slope[np.minimum(n_full, n_seg - 1)]
-            total = total + gained_full + np.where(partial, (epsilon - spent_full) * slope_next, 0)
-        return total
+        if not self.n_segments:
+            return f @ self._support_base_gain
+        total, _, spent, gained = self._prefix_sums(f)
+        return _greedy(total, spent, gained, lambda t: self.segment_slope[t], epsilon)
 
     def value_of_resamples(self, positions, epsilon):
         """``psi`` of resampled audit rows, given as the support positions of their cells.
@@ -691,16 +711,10 @@ class TransportProblem:
         cost[owner, column] = mass * self.segment_cost[segment]
         gain[owner, column] = mass * self.segment_gain[segment]
         slope[owner, column] = self.segment_slope[segment]
-        spent = np.cumsum(cost, axis=1)
-        gained = np.cumsum(gain, axis=1)
-        n_full = np.count_nonzero(spent <= epsilon, axis=1)
-        last = np.maximum(n_full - 1, 0)[:, None]
-        has_full = n_full > 0
-        spent_full = np.where(has_full, np.take_along_axis(spent, last, 1)[:, 0], 0.0)
-        gained_full = np.where(has_full, np.take_along_axis(gained, last, 1)[:, 0], 0.0)
-        partial = n_full < width
-        slope_next = np.take_along_axis(slope, np.minimum(n_full, width - 1)[:, None], 1)[:, 0]
-        return base + gained_full + np.where(partial, (epsilon - spent_full) * slope_next, 0.0)
+        return _greedy(
+            base, np.cumsum(cost, axis=1), np.cumsum(gain, axis=1),
+            lambda t: np.take_along_axis(slope, t[:, None], 1)[:, 0], epsilon,
+        )
 
     # ------------------------------------------------------------------ dual value
     def dual_value(self, f, epsilon, *, on_support=False):
@@ -735,20 +749,12 @@ class TransportProblem:
         ``sum_i f_i u_i(slope_t) = f·b + sum_{s < t} f_{row(s)} (dr_s - slope_t dc_s)`` (tied
         slopes contribute zero), computed from prefix sums in ``O(B S)``.
         """
-        epsilon = check_epsilon(epsilon)
-        f, single = self._frequencies(f, nonnegative=False, on_support=on_support)
-        out = np.empty(f.shape[0])
-        for rows in self._chunks(f.shape[0]):
-            out[rows] = self._dual_batch(f[rows], epsilon)
-        return float(out[0]) if single else out
+        return self._evaluate(f, epsilon, self._dual_batch, False, on_support)
 
     def _dual_batch(self, f, epsilon):
-        base = f @ self._support_base_gain
         if not self.n_segments:
-            return base
-        mass = f[:, self.segment_position]
-        spent = np.cumsum(mass * self.segment_cost, axis=1)
-        gained = np.cumsum(mass * self.segment_gain, axis=1)
+            return f @ self._support_base_gain
+        base, mass, spent, gained = self._prefix_sums(f)
         at_zero = base + gained[:, -1]
         spent_before = spent - mass * self.segment_cost
         gained_before = gained - mass * self.segment_gain
