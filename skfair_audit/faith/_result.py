@@ -67,8 +67,9 @@ class FaithResult:
         Q = Πᵀ1, the worst-case distribution within budget.
     plan_source, plan_target, plan_mass : ndarray
         Non-zero entries of the optimal transport plan Π (mass moved from cell to cell).
-    cell_names : tuple of str
-        Readable name of every cell.
+    cell_names : sequence of str
+        Readable name of every cell (from a sample space: a lazy sequence that formats a name
+        when it is read).
     cell_features : ndarray of shape (K, d) or None
         Feature values of every cell (for the heat map).
     feature_names : tuple of str or None

@@ -270,8 +270,8 @@ class _CellSpace:
     def cell_names(self):
         """(K,) sequence of readable cell names, e.g. ``"race=Caucasian, sex=Male | y=1"``.
 
-        A lazy :class:`CellNames` sequence: a name is formatted when it is read, so that spaces
-        with millions of cells do not hold millions of strings.
+        A lazy sequence: a name is formatted when it is read, so that spaces with millions of
+        cells do not hold millions of strings.
         """
         return CellNames(self)
 
