@@ -150,3 +150,23 @@ def test_precomputed_metric_keeps_working_within_the_limit():
     auditor = FaithAuditor(LogisticRegression(), space="empirical", protected=[0],
                            metric=PrecomputedMetric(cost), n_resamples=20).fit(X, y)
     assert auditor.audit(X, y).n_cells == space.n_cells
+
+
+def test_the_budget_reaches_scorers_and_model_selection():
+    from sklearn.linear_model import LogisticRegression
+
+    from skfair_audit.faith import make_faith_scorer
+    from skfair_audit.model_selection import FairModelSelector
+
+    X, y = _continuous(400)
+    model = LogisticRegression().fit(X, y)
+    scorer = make_faith_scorer(protected=[0], space="empirical", memory_limit="10kB")
+    with pytest.raises(MemoryLimitError, match="memory_limit = 9.8 KiB"):
+        scorer(model, X, y)
+    assert make_faith_scorer(protected=[0], space="empirical")(model, X, y) <= 0
+    selector = FairModelSelector(
+        LogisticRegression(), param_grid={"C": [1.0]}, delta=0.5, protected=[0], cv=2,
+        auditor=FaithAuditor(None, space="empirical", n_resamples=20, memory_limit="10kB"),
+    )
+    with pytest.raises(MemoryLimitError):
+        selector.fit(X, y)
