@@ -57,8 +57,7 @@ def add_parser(sub):
                        help="audit data: .csv, or .parquet / .pq (held out from training)")
     faith.add_argument("--label", required=True, metavar="COL", help="column of true labels")
     faith.add_argument("--features", nargs="+", required=True, metavar="COL",
-                       help="discrete features the model is queried on (the grid), as it was "
-                            "trained on them")
+                       help="features the model is queried on, as it was trained on them")
     faith.add_argument("--protected", nargs="+", required=True, metavar="COL",
                        help="protected attributes among --features")
     faith.add_argument("--epsilon", type=non_negative, default=0.0,
@@ -66,13 +65,24 @@ def add_parser(sub):
                             "attributes and their proxies are free)")
     faith.add_argument("--delta", type=non_negative, required=True,
                        help="tolerated increase of the error rate (H0: statistic <= delta)")
-    faith.add_argument("--method", choices=("m-out-of-n", "numerical", "nonparametric",
-                                            "subsampling"), default="m-out-of-n",
-                       help="bootstrap scheme (default m-out-of-n, valid at kinks too)")
+    faith.add_argument("--method", choices=("uniform", "m-out-of-n", "numerical",
+                                            "nonparametric", "subsampling"), default="uniform",
+                       help="inference: uniform (default; bounds valid uniformly, also near the "
+                            "kinks of the audit curve) or one of the paper's bootstraps "
+                            "(pointwise valid)")
     faith.add_argument("--confidence-level", type=probability, default=0.95,
                        metavar="LEVEL", help="confidence level (default 0.95: a 5%% test)")
     faith.add_argument("--confidence", type=probability, dest="confidence_level",
                        help=argparse.SUPPRESS)
+    faith.add_argument("--space", choices=("grid", "empirical", "auto"), default="grid",
+                       help="sample space: grid (every combination of the levels of discrete "
+                            "features; default), empirical (the audit rows and their copies "
+                            "with other protected levels: continuous features), auto (grid on "
+                            "categorical columns, empirical on numeric ones)")
+    faith.add_argument("--memory-limit", default="2GiB", metavar="SIZE",
+                       help="memory budget of each step of the audit, e.g. 500MB or 4GiB "
+                            "(default 2GiB): a step that needs more stops with an error "
+                            "naming the amount and the option that avoids it")
     faith.add_argument("--metric-data", metavar="PATH", default=None,
                        help="data to learn the fair metric on (default: the audit data)")
     faith.add_argument("--trust", action="append", default=[], metavar="TYPE",
@@ -88,7 +98,7 @@ def add_parser(sub):
 def run_faith(args, argv=()) -> int:
     from sklearn.frozen import FrozenEstimator
 
-    from .faith import FaithAuditor
+    from .faith import FaithAuditor, MemoryLimitError
     from .report import AuditReport, data_section, faith_section
     from .utils import json_safe
 
@@ -119,18 +129,24 @@ def run_faith(args, argv=()) -> int:
         FrozenEstimator(model), features=list(args.features), protected=list(args.protected),
         epsilon=args.epsilon, delta=args.delta, method=args.method,
         n_resamples=args.n_resamples, confidence_level=args.confidence_level,
-        random_state=args.random_state,
+        random_state=args.random_state, space=args.space, memory_limit=args.memory_limit,
     )
-    progress("querying the model on the grid and learning the fair metric")
+    progress("learning the fair metric" + (" and querying the model on the grid"
+                                           if args.space == "grid" else ""))
     try:
         run_quietly(auditor.fit, progress, X_fit, y_fit)
     except Exception as exc:  # bad settings, or the user's model failing on the grid
         raise UserError(
-            f"cannot audit the model on the grid of --features: {first_line(exc)}"
+            f"cannot audit the model on the sample space of --features: {first_line(exc)}"
         ) from None
-    progress(f"FaiTH audit: {auditor.space_.n_cells} cells, {len(y):,} audit rows, "
+    cells = (f"{auditor.space_.n_cells} cells" if auditor.space_kind_ == "grid"
+             else "empirical sample space")
+    progress(f"FaiTH audit: {cells}, {len(y):,} audit rows, "
              f"{args.n_resamples} {args.method} resamples")
-    result = run_quietly(auditor.audit, progress, X, y)
+    try:
+        result = run_quietly(auditor.audit, progress, X, y)
+    except MemoryLimitError as exc:
+        raise UserError(f"{exc} (--memory-limit)") from None
     unfair = bool(result.rejected)
     code = EXIT_UNFAIR if unfair else EXIT_PASS
     progress("done")
@@ -150,8 +166,9 @@ def run_faith(args, argv=()) -> int:
         report = AuditReport(
             title="Individual-fairness (FaiTH) audit",
             audited=(f"The model {args.model} ({type(model).__name__}) on {args.data} "
-                     f"({len(y):,} rows), grid features {', '.join(args.features)}, protected "
-                     f"{', '.join(args.protected)}; fair metric learned on {metric_source}."),
+                     f"({len(y):,} rows), {auditor.space_kind_} sample space of "
+                     f"{', '.join(args.features)}, protected {', '.join(args.protected)}; fair "
+                     f"metric learned on {metric_source}."),
             outcome=f"{'rejected' if unfair else 'not rejected'}: δ-fairness for "
                     f"δ = {args.delta:g} (exit code {code}).",
             sections=(

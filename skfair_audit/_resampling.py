@@ -25,17 +25,133 @@ from sklearn.utils.parallel import Parallel, delayed
 from .utils import seed_sequence
 
 __all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "MemoryLimitError",
     "MultinomialCounts",
     "HypergeometricCounts",
     "PoissonWeights",
+    "RowCategories",
     "batch_layout",
+    "check_memory",
     "default_batch_size",
+    "format_bytes",
+    "parse_memory_limit",
     "resample",
     "seed_sequence",
 ]
 
 #: Default memory budget of one batch, in array elements (32 MiB of float64).
 MAX_BATCH_ELEMENTS = 2**22
+
+#: Default ``memory_limit`` of the audits: the largest working set one step may allocate.
+DEFAULT_MEMORY_LIMIT = 2 * 2**30
+
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
+    "t": 10**12, "tb": 10**12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}
+
+
+class MemoryLimitError(MemoryError):
+    """A step of the audit would need more memory than its ``memory_limit`` allows.
+
+    Raised *before* the allocation, with a message that says how many bytes the step needs,
+    what the limit is, and which option avoids the allocation. It is a :class:`MemoryError`,
+    so code that handles out-of-memory conditions handles it too.
+    """
+
+
+def format_bytes(n_bytes) -> str:
+    """``1610612736 -> "1.5 GiB"``: a byte count for humans."""
+    value = float(n_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"  # pragma: no cover
+
+
+def parse_memory_limit(memory_limit):
+    """Validate a memory budget: bytes as a number, or a string such as ``"2GiB"``/``"500MB"``.
+
+    Parameters
+    ----------
+    memory_limit : int, float, str or None
+        ``None`` means no limit. Strings take the units B, kB/MB/GB/TB (powers of 1000) and
+        KiB/MiB/GiB/TiB (powers of 1024), case-insensitive.
+
+    Returns
+    -------
+    float
+        The budget in bytes (``inf`` for None).
+
+    Examples
+    --------
+    >>> parse_memory_limit("1.5GiB")
+    1610612736.0
+    >>> parse_memory_limit(None)
+    inf
+    """
+    if memory_limit is None:
+        return float("inf")
+    value = memory_limit
+    if isinstance(memory_limit, str):
+        text = memory_limit.strip().lower().replace(" ", "")
+        number = text.rstrip("kmgtib")
+        unit = text[len(number):]
+        if unit not in _UNITS or not number:
+            raise ValueError(
+                f"memory_limit {memory_limit!r} is not a byte count: write e.g. 2GiB, 500MB "
+                "or a number of bytes."
+            )
+        try:
+            value = float(number) * _UNITS[unit]
+        except ValueError:
+            raise ValueError(
+                f"memory_limit {memory_limit!r} is not a byte count: write e.g. 2GiB, 500MB "
+                "or a number of bytes."
+            ) from None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not np.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(
+            f"memory_limit must be a positive number of bytes, a string such as '2GiB', or "
+            f"None; got {memory_limit!r}."
+        )
+    return float(value)
+
+
+def check_memory(n_bytes, memory_limit, what, hint):
+    """Refuse, before allocating, a step that needs more than ``memory_limit`` bytes.
+
+    Parameters
+    ----------
+    n_bytes : int or float
+        Estimated peak size of the arrays the step allocates.
+    memory_limit : int, float, str or None
+        The budget (see :func:`parse_memory_limit`).
+    what : str
+        What would be allocated, e.g. ``"the dense K x K cost matrix (K = 60,000)"``.
+    hint : str
+        The option that avoids the allocation.
+
+    Raises
+    ------
+    MemoryLimitError
+        When ``n_bytes > memory_limit``.
+    """
+    limit = parse_memory_limit(memory_limit)
+    if n_bytes > limit:
+        raise MemoryLimitError(
+            f"{what} needs about {format_bytes(n_bytes)}, more than memory_limit = "
+            f"{format_bytes(limit)}. {hint} (or raise memory_limit if the machine has the "
+            "memory)."
+        )
 
 
 def default_batch_size(width: int, max_elements: int = MAX_BATCH_ELEMENTS) -> int:
@@ -87,6 +203,41 @@ class MultinomialCounts:
     def rows(cls, n: int) -> MultinomialCounts:
         """Row-level bootstrap weights: how often each of ``n`` rows is drawn."""
         return cls(np.full(n, 1.0 / n), n)
+
+
+@dataclass(frozen=True)
+class RowCategories:
+    """Categories of ``n_draws`` rows drawn with replacement from the rows of a count table.
+
+    The same law as :class:`MultinomialCounts` with ``probabilities = counts / n`` (the counts
+    of the drawn categories are ``Multinomial(n_draws, counts / n)``), returned as the
+    ``(size, n_draws)`` categories themselves: ``O(n_draws log K)`` per replicate instead of
+    ``O(K)``, the cheaper form when ``n_draws`` is much smaller than the number of categories
+    (the m-out-of-n bootstrap of a large audit). Drawing uniform row numbers in ``[0, n)`` and
+    mapping them through the cumulative counts is exact: a category without rows is never drawn.
+    """
+
+    counts: np.ndarray
+    n_draws: int
+
+    def __post_init__(self):
+        c = np.asarray(self.counts)
+        if c.ndim != 1 or c.size == 0 or np.any(c < 0) or not np.all(c == np.round(c)):
+            raise ValueError("counts must be a non-empty 1-D array of non-negative integers.")
+        c = c.astype(np.int64)
+        if c.sum() == 0:
+            raise ValueError("counts must hold at least one row.")
+        object.__setattr__(self, "counts", c)
+        object.__setattr__(self, "n_draws", _check_positive_int(self.n_draws, "n_draws"))
+
+    @property
+    def width(self) -> int:
+        return self.n_draws
+
+    def __call__(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        cumulative = np.cumsum(self.counts)
+        rows = rng.integers(0, cumulative[-1], size=(size, self.n_draws))
+        return np.searchsorted(cumulative, rows, side="right")
 
 
 @dataclass(frozen=True)

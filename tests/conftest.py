@@ -54,6 +54,25 @@ def adult_bunch():
     return _load_real_data(fetch_adult, subset="all")
 
 
+@pytest.fixture(scope="session")
+def adult_continuous(adult_bunch):
+    """A 2,400-row sample of Adult as numbers: five continuous columns (standardised, as a
+    model's pipeline would see them), sex and race codes (protected), and the label."""
+    import numpy as np
+
+    frame = adult_bunch.frame.dropna().reset_index(drop=True)
+    sample = frame.sample(n=2400, random_state=0).reset_index(drop=True)
+    columns = ["age", "education-num", "hours-per-week", "capital-gain", "capital-loss"]
+    X = sample[columns].astype(float)
+    X = (X - frame[columns].mean()) / frame[columns].std()
+    X["sex"] = (sample["sex"] == "Male").astype(float)
+    X["race"] = adult_bunch.sensitive["race"].cat.categories.get_indexer(sample["race"])
+    X["race"] = X["race"].astype(float)
+    y = (sample["income"] == ">50K").to_numpy().astype(int)
+    assert np.isfinite(X.to_numpy()).all()
+    return X, y
+
+
 class _QuietFileHandler(http.server.SimpleHTTPRequestHandler):
     """Serve files of a folder without logging; ``/truncated/<name>`` drops half of the body."""
 

@@ -8,6 +8,7 @@ from skfair_audit._resampling import (
     HypergeometricCounts,
     MultinomialCounts,
     PoissonWeights,
+    RowCategories,
     batch_layout,
     default_batch_size,
     resample,
@@ -22,6 +23,7 @@ def _weighted_mean(weights):
 
 DRAWS = [
     MultinomialCounts(np.array([0.1, 0.2, 0.3, 0.4]), n_trials=50),
+    RowCategories(np.array([3, 0, 5, 2]), n_draws=12),
     MultinomialCounts.rows(30),
     HypergeometricCounts(np.array([5, 0, 7, 9]), m=6),
     PoissonWeights(25),
@@ -113,3 +115,21 @@ def test_draw_validation():
         seed_sequence("seed")
     with pytest.raises(ValueError, match="non-negative"):
         seed_sequence(-1)
+
+
+def test_row_categories_have_the_multinomial_law():
+    """The categories of m rows drawn with replacement: multinomial counts (mean m p,
+    covariance m (diag p - p p^T)), never a category without rows."""
+    rng = np.random.default_rng(1)
+    counts = np.array([40, 0, 10, 25, 0, 25])
+    p = counts / counts.sum()
+    rows = RowCategories(counts, n_draws=30)(rng, 20_000)
+    assert rows.shape == (20_000, 30) and rows.dtype.kind in "iu"
+    assert not np.isin(rows, [1, 4]).any()
+    tallies = np.stack([np.bincount(r, minlength=6) for r in rows])
+    np.testing.assert_allclose(tallies.mean(axis=0), 30 * p, atol=0.1)
+    covariance = np.cov(tallies[:, [0, 2, 3, 5]].T)
+    expected = 30 * (np.diag(p) - np.outer(p, p))[np.ix_([0, 2, 3, 5], [0, 2, 3, 5])]
+    np.testing.assert_allclose(covariance, expected, atol=0.25)
+    with pytest.raises(ValueError, match="at least one row"):
+        RowCategories(np.zeros(3), 2)

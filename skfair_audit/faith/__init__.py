@@ -2,11 +2,13 @@
 
 The audit value ψ is the worst-case increase of a model's loss when the audit distribution is
 moved by optimal transport under a fair metric within a budget ε. This package computes it
-exactly (:func:`prepare_transport`), bounds it with confidence bounds that stay valid near the
+exactly (:func:`prepare_transport`; :func:`prepare_metric_transport` without any ``K x K``
+matrix for linear-map metrics), bounds it with confidence bounds that stay valid near the
 kinks of ε ↦ ψ, or with the paper's bootstraps (:func:`faith_audit`), and wraps both in the
 :class:`FaithAuditor` estimator.
 """
 
+from .._resampling import MemoryLimitError
 from ._audit import NonGaussianBootstrapWarning, SmallSampleWarning, faith_audit
 from ._auditor import FaithAuditor
 from ._diagnostics import (
@@ -29,9 +31,10 @@ from ._metric_families import (
     ProtectedEuclideanMetric,
     SVDSensitiveSubspaceMetric,
 )
+from ._nearest import prepare_metric_transport
 from ._plot import count_change_table, plot_count_changes
 from ._result import FaithResult
-from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves
+from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves, move_groups
 from ._scorer import make_faith_scorer
 from ._sensitivity import FaithSensitivityResult, faith_sensitivity
 from ._solver import TransportProblem, prepare_transport
@@ -50,6 +53,7 @@ __all__ = [
     "LinearPieces",
     "MahalanobisMetric",
     "MetricDiagnostics",
+    "MemoryLimitError",
     "NonGaussianBootstrapWarning",
     "PrecomputedMetric",
     "ProtectedEuclideanMetric",
@@ -64,7 +68,9 @@ __all__ = [
     "gaussianity_diagnostic",
     "make_faith_scorer",
     "metric_diagnostics",
+    "move_groups",
     "plot_count_changes",
+    "prepare_metric_transport",
     "prepare_transport",
     "zero_cost_summary",
 ]

@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
+from .._resampling import DEFAULT_MEMORY_LIMIT
 from ..utils import check_confidence_level
 from ._diagnostics import (
     DegenerateMetricWarning,
@@ -24,7 +26,8 @@ from ._inference import (
     root_bounds,
 )
 from ._result import FaithResult
-from ._solver import check_epsilon, prepare_transport
+from ._sample_space import CellNames
+from ._solver import TransportProblem, check_epsilon, prepare_transport
 from ._uniform import uniform_inference
 
 __all__ = ["INFERENCE_METHODS", "faith_audit", "check_delta"]
@@ -65,7 +68,8 @@ def check_delta(delta, loss):
     return float(delta)
 
 
-def _check_counts(counts, n_cells):
+def _check_counts(counts, problem):
+    n_cells = problem.n_cells
     counts = np.asarray(counts)
     if counts.shape != (n_cells,):
         raise ValueError(f"counts must have shape ({n_cells},) like loss, got {counts.shape}.")
@@ -75,7 +79,39 @@ def _check_counts(counts, n_cells):
     n = int(counts.sum())
     if n < 2:
         raise ValueError(f"the audit sample must have at least 2 rows, got {n}.")
+    outside = np.ones(n_cells, dtype=bool)
+    outside[problem.support] = False
+    if counts[outside].any():
+        raise ValueError(
+            f"counts has audit rows in {int(np.count_nonzero(counts[outside]))} cells outside "
+            "the support of the transport problem; prepare it with rows covering every cell "
+            "with audit rows."
+        )
     return counts, n
+
+
+class _NumberedCells:
+    """Default cell names ``"cell k"`` (formatted on access)."""
+
+    def __init__(self, n_cells):
+        self.n_cells = n_cells
+
+    def cell_name(self, k):
+        if not -self.n_cells <= int(k) < self.n_cells:
+            raise IndexError(f"cell {k} is out of range for {self.n_cells} cells.")
+        return f"cell {int(k) % self.n_cells}"
+
+
+def _cell_names(names, n_cells):
+    if names is None:
+        return CellNames(_NumberedCells(n_cells))
+    if not isinstance(names, Sequence) or isinstance(names, str):
+        names = tuple(names)
+    elif isinstance(names, list):
+        names = tuple(names)
+    if len(names) != n_cells:
+        raise ValueError(f"cell_names must name the {n_cells} cells, got {len(names)} names.")
+    return names
 
 
 def faith_audit(
@@ -100,6 +136,7 @@ def faith_audit(
     random_state=None,
     n_jobs=None,
     verbose=0,
+    memory_limit=DEFAULT_MEMORY_LIMIT,
 ):
     r"""FaiTH individual-fairness audit from cell counts, losses and transport costs.
 
@@ -119,11 +156,14 @@ def faith_audit(
     ----------
     counts : array-like of shape (K,)
         Audit rows per cell.
-    loss : array-like of shape (K,)
-        The model's loss at every cell (including cells with no audit row).
-    cost : array-like of shape (K, K)
+    loss : array-like of shape (K,) or None
+        The model's loss at every cell (including cells with no audit row); None when
+        ``cost`` is a prepared :class:`TransportProblem` (which holds it).
+    cost : array-like of shape (K, K) or TransportProblem
         Transport cost between cells under the fair metric (non-negative, zero diagonal;
-        ``inf`` forbids a move).
+        ``inf`` forbids a move); or the prepared problem, e.g. from
+        :func:`prepare_metric_transport` (no ``K x K`` matrix; its rows must cover every cell
+        with audit rows).
     epsilon : float
         Transport budget ε ≥ 0.
     forbidden : array-like of bool, shape (K, K), optional
@@ -155,6 +195,9 @@ def faith_audit(
         (:func:`~skfair_audit.faith.metric_diagnostics`); kept in the result and checked.
     batch_size, random_state, n_jobs, verbose
         Resampling engine controls: results are identical for any ``n_jobs`` and backend.
+    memory_limit : int, float, str or None, default="2GiB"
+        Budget of the dense problem's construction and of a bootstrap batch; exceeding it
+        raises :class:`MemoryLimitError` before allocating (see :func:`prepare_transport`).
 
     Returns
     -------
@@ -253,9 +296,19 @@ def faith_audit(
     >>> bool(res.rejected), bool(res.near_kink)
     (True, False)
     """
-    loss = np.asarray(loss, dtype=float)
-    problem = prepare_transport(loss, cost, forbidden)
-    counts, n = _check_counts(counts, problem.n_cells)
+    if isinstance(cost, TransportProblem):
+        problem = cost
+        if forbidden is not None:
+            raise ValueError("forbidden moves are part of a prepared TransportProblem.")
+        if loss is not None and not np.array_equal(np.asarray(loss, dtype=float), problem.loss):
+            raise ValueError("loss differs from the loss the TransportProblem was prepared with.")
+        loss = problem.loss
+    else:
+        if loss is None:
+            raise ValueError("loss is required with a cost matrix.")
+        loss = np.asarray(loss, dtype=float)
+        problem = prepare_transport(loss, cost, forbidden, memory_limit=memory_limit)
+    counts, n = _check_counts(counts, problem)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, loss)
     confidence_level = check_confidence_level(confidence_level)
@@ -296,6 +349,7 @@ def faith_audit(
         random_state=random_state,
         n_jobs=n_jobs,
         verbose=verbose,
+        memory_limit=memory_limit,
     )
     _, pieces = uniform_inference(
         problem, counts, epsilon, confidence_level=confidence_level, bootstrap=uniform,
@@ -338,10 +392,7 @@ def faith_audit(
             NonGaussianBootstrapWarning,
             stacklevel=2,
         )
-    plan = problem.plan(frequencies, epsilon)
-    source, target = np.nonzero(plan)
-    if cell_names is None:
-        cell_names = tuple(f"cell {k}" for k in range(problem.n_cells))
+    source, target, mass = problem.plan_entries(frequencies, epsilon)
 
     return FaithResult(
         statistic=value,
@@ -365,11 +416,11 @@ def faith_audit(
         gaussianity_pvalue=gauss_p,
         skewness=skewness,
         counts=counts,
-        adversarial_distribution=plan.sum(axis=0),
+        adversarial_distribution=problem.adversarial_distribution(frequencies, epsilon),
         plan_source=source,
         plan_target=target,
-        plan_mass=plan[source, target],
-        cell_names=tuple(cell_names),
+        plan_mass=mass,
+        cell_names=_cell_names(cell_names, problem.n_cells),
         cell_features=None if cell_features is None else np.asarray(cell_features, dtype=object),
         feature_names=None if feature_names is None else tuple(feature_names),
         cell_labels=None if cell_labels is None else np.asarray(cell_labels),

@@ -10,6 +10,7 @@ from sklearn.utils import ClassifierTags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory, parse_memory_limit
 from ._audit import faith_audit
 from ._diagnostics import metric_diagnostics
 from ._metric import (
@@ -19,12 +20,14 @@ from ._metric import (
     check_cost_matrix,
 )
 from ._metric_families import ProtectedEuclideanMetric
-from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves
-from ._solver import check_epsilon, prepare_transport
+from ._nearest import metric_points, prepare_metric_transport
+from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves, move_groups
+from ._solver import check_epsilon, dense_transport_bytes, prepare_transport
 
 __all__ = ["FaithAuditor"]
 
 LOSSES = ("zero_one", "log_loss")
+SPACES = ("grid", "empirical", "auto")
 
 
 class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
@@ -58,10 +61,15 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         which hold these features only.
     protected : list of str or int, optional
         Protected attributes among the features (e.g. ``["race", "sex"]``).
-    space : {"grid", "empirical"}
-        ``"grid"``: the product of the levels of the (discrete) features × the label; the model
-        is queried on every cell, observed or not. ``"empirical"``: the unique audit rows plus
-        counterfactual copies with the protected attributes changed (for continuous features).
+    space : {"grid", "empirical", "auto"}
+        ``"grid"``: the product of the levels of the (discrete) features × the label, fixed in
+        :meth:`fit` from the training data; the model is queried on every cell, observed or
+        not. ``"empirical"``: the distinct audit rows plus counterfactual copies with the
+        protected attributes set to every level seen in training or audit data, built at audit
+        time (for continuous features: audit rows need not occur in the training data).
+        ``"auto"``: ``"grid"`` when every feature is categorical (pandas categorical, string,
+        object or bool columns), ``"empirical"`` when every feature is numeric (see
+        ``space_kind_``).
     metric : {"sensitive_subspace", "protected_euclidean", "euclidean"} or a metric object
         The fair metric. ``"sensitive_subspace"`` learns the metric of Yurochkin et al. (2020)
         on the training data with :class:`SensitiveSubspaceMetric`'s defaults (standardised
@@ -103,8 +111,18 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         Features that cannot change (moves between cells that differ in them are forbidden).
     forbidden : array of bool of shape (K, K), optional
         Further forbidden moves between cells (OR-ed with the above).
-    max_cells : int, default=100_000
-        Largest sample space allowed.
+    max_cells : int or None, default=None
+        Largest sample space allowed; None caps it only through ``memory_limit`` (the audit
+        holds about 384 bytes per cell in linear arrays).
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of each step of the audit (bytes, or a string such as ``"500MB"``): a
+        step that would need more (a dense ``K x K`` cost matrix, a bootstrap batch) is refused
+        with :class:`MemoryLimitError` before it allocates, with the amount it needs. Fair
+        metrics that are a linear map followed by the Euclidean distance (the default
+        sensitive-subspace metric, ``MahalanobisMetric``, ``EuclideanMetric``) never need a
+        ``K x K`` matrix: the audit is built from nearest-neighbour queries in ``O(K)`` memory;
+        ``PrecomputedMetric``, ``CallableMetric`` and a ``forbidden`` matrix take the dense path
+        (about ``48 K²`` bytes). None disables the checks.
     batch_size : int, optional
         Bootstrap replicates per batch (bounds memory).
     random_state : int, RandomState instance or None
@@ -123,14 +141,23 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         Its free subspace on the training data (None for metrics without a linear map); every
         audit result carries it, and a :class:`DegenerateMetricWarning` is raised at audit
         time when most non-protected directions are free.
+    space_kind_ : {"grid", "empirical"}
+        The sample space used (``space`` resolved).
     space_ : GridSpace
         The sample space (grid mode; in empirical mode it is built at audit time).
+    protected_levels_ : dict
+        Levels of each protected attribute seen in training (empirical mode); the audit's
+        counterfactual copies take these and the audit data's levels.
     cell_loss_ : ndarray of shape (K,)
         Loss of the model at each grid cell (grid mode).
+    transport_problem_ : TransportProblem
+        The prepared audit LP on the grid (grid mode).
     cost_ : ndarray of shape (K, K)
-        Transport cost between grid cells (grid mode).
+        Transport cost between grid cells (grid mode; computed on access, within
+        ``memory_limit``).
     forbidden_ : ndarray of shape (K, K)
-        Forbidden moves between grid cells (grid mode).
+        Forbidden moves between grid cells (grid mode; computed on access, within
+        ``memory_limit``).
     n_features_in_ : int
     feature_names_in_ : ndarray, when ``X`` has column names
 
@@ -194,7 +221,8 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         allow_label_change=False,
         frozen=(),
         forbidden=None,
-        max_cells=100_000,
+        max_cells=None,
+        memory_limit=DEFAULT_MEMORY_LIMIT,
         batch_size=None,
         random_state=None,
         n_jobs=None,
@@ -218,6 +246,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         self.frozen = frozen
         self.forbidden = forbidden
         self.max_cells = max_cells
+        self.memory_limit = memory_limit
         self.batch_size = batch_size
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -227,8 +256,8 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         tags.classifier_tags = ClassifierTags(multi_class=False)
-        tags.input_tags.categorical = self.space == "grid"
-        tags.input_tags.string = self.space == "grid"
+        tags.input_tags.categorical = self.space != "empirical"
+        tags.input_tags.string = self.space != "empirical"
         tags.non_deterministic = self.random_state is None
         return tags
 
@@ -258,25 +287,53 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
         estimator_classes = getattr(self.estimator_, "classes_", classes)
         self.classes_ = np.asarray(estimator_classes)
-        if self.space == "grid":
+        self.space_kind_ = self._space_kind(X)
+        if self.space_kind_ == "grid":
             self.space_ = GridSpace.from_data(
-                X, y_checked, self._features(X), classes=self.classes_, max_cells=self.max_cells
+                X, y_checked, self._features(X), classes=self.classes_,
+                max_cells=self.max_cells, memory_limit=self.memory_limit,
             )
             self._check_protected(self.space_.feature_names)
             self.metric_ = self._fit_metric(self.space_, self.space_.encode(X))
             self.cell_loss_ = self._cell_loss(self.space_)
-            self.cost_ = self._cost(self.space_)
-            self.forbidden_ = self._forbidden(self.space_)
-            self.transport_problem_ = prepare_transport(
-                self.cell_loss_, self.cost_, self.forbidden_
-            )
+            self.transport_problem_ = self._prepare(self.space_, self.cell_loss_)
         else:
-            self.metric_ = self._fit_metric(None, self._numeric(X))
+            numeric = self._numeric(X)
+            self.metric_ = self._fit_metric(None, numeric)
+            positions = self._check_protected(self._features_seen())
+            self.protected_levels_ = {
+                name: np.unique(numeric[:, j])
+                for name, j in zip(self.protected or [], positions, strict=True)
+            }
         return self
 
+    def _space_kind(self, X):
+        """``space`` resolved: ``"auto"`` looks at the feature columns' types."""
+        if self.space != "auto":
+            return self.space
+        features = self._features(X)
+        if hasattr(X, "dtypes"):
+            frame = _select(X, features)
+            numeric = [c for c in frame.columns if frame[c].dtype.kind in "iuf"]
+        else:
+            numeric = list(features) if np.asarray(X).dtype.kind in "iuf" else []
+        categorical = [f for f in features if f not in numeric]
+        if numeric and categorical:
+            raise ValueError(
+                f"space='auto' found categorical features {categorical} and numeric features "
+                f"{numeric}: encode the categorical ones as numbers (space='empirical') or bin "
+                "the numeric ones into categories (space='grid')."
+            )
+        return "grid" if categorical else "empirical"
+
     def _check_params(self):
-        if self.space not in ("grid", "empirical"):
-            raise ValueError(f"space must be 'grid' or 'empirical', got {self.space!r}.")
+        if self.space not in SPACES:
+            raise ValueError(f"space must be one of {SPACES}, got {self.space!r}.")
+        parse_memory_limit(self.memory_limit)
+        if self.max_cells is not None and (
+            not isinstance(self.max_cells, numbers.Integral) or self.max_cells < 1
+        ):
+            raise ValueError(f"max_cells must be a positive int or None, got {self.max_cells!r}.")
         if not (callable(self.loss) or self.loss in LOSSES):
             raise ValueError(f"loss must be one of {LOSSES} or a callable, got {self.loss!r}.")
         if self.loss == "log_loss" and not hasattr(self.estimator, "predict_proba"):
@@ -397,10 +454,6 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         p = np.clip(proba[rows, column], 1e-15, 1.0)
         return -np.log(p)
 
-    def _cost(self, space):
-        cost = self.metric_.cost_matrix(space.encoded_features())
-        return check_cost_matrix(cost, space.n_cells)
-
     def _forbidden(self, space):
         return forbidden_moves(
             space,
@@ -409,9 +462,80 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             forbidden=self.forbidden,
         )
 
+    def _prepare(self, space, loss, rows=None):
+        """The transport problem of a sample space: from nearest neighbours when the metric is
+        a linear map (``O(K)`` memory), else from dense ``K x K`` matrices within
+        ``memory_limit``. ``rows``: the cells that can carry audit mass (None: all)."""
+        if self.forbidden is None:
+            points = metric_points(self.metric_, space.encode_feature_cells())
+            if points is not None:
+                coordinates, point_of_row, exponent = points
+                return prepare_metric_transport(
+                    loss,
+                    coordinates,
+                    exponent=exponent,
+                    point_index=point_of_row[space.feature_cell_index],
+                    groups=move_groups(
+                        space, allow_label_change=self.allow_label_change,
+                        frozen=tuple(self.frozen),
+                    ),
+                    rows=rows,
+                    memory_limit=self.memory_limit,
+                )
+        self._check_dense(space.n_cells)
+        return prepare_transport(
+            loss, self._cost(space), self._forbidden(space), memory_limit=self.memory_limit
+        )
+
+    def _check_dense(self, n_cells):
+        why = (
+            "the forbidden matrix is dense" if self.forbidden is not None
+            else f"the fair metric {type(self.metric_).__name__} is not a linear map"
+        )
+        check_memory(
+            dense_transport_bytes(n_cells),
+            self.memory_limit,
+            f"The dense K x K transport problem on K = {n_cells:,} cells ({why})",
+            "Use a linear-map fair metric (sensitive_subspace, MahalanobisMetric, "
+            "EuclideanMetric) and frozen / allow_label_change instead of a forbidden matrix: "
+            "the audit then needs O(K) memory",
+        )
+
+    def _cost(self, space):
+        cost = self.metric_.cost_matrix(space.encoded_features())
+        return check_cost_matrix(cost, space.n_cells)
+
+    @property
+    def cost_(self):
+        """Transport cost between the grid cells, ``(K, K)`` (grid mode, computed on access)."""
+        space = self._grid_space("cost_")
+        check_memory(
+            8 * space.n_cells**2, self.memory_limit,
+            f"cost_ ({space.n_cells:,} x {space.n_cells:,} floats)",
+            "Read transport_problem_ instead",
+        )
+        return self._cost(space)
+
+    @property
+    def forbidden_(self):
+        """Forbidden moves between the grid cells, ``(K, K)`` (grid mode, computed on access)."""
+        space = self._grid_space("forbidden_")
+        check_memory(
+            space.n_cells**2, self.memory_limit,
+            f"forbidden_ ({space.n_cells:,} x {space.n_cells:,} booleans)",
+            "Read transport_problem_ instead",
+        )
+        return self._forbidden(space)
+
+    def _grid_space(self, name):
+        space = self.__dict__.get("space_")
+        if space is None or "metric_" not in self.__dict__:
+            raise AttributeError(f"{name} exists only after fit with space='grid'.")
+        return space
+
     # -- auditing -----------------------------------------------------------------------
     def _audit_problem(self, X, y):
-        """The sample space, counts, losses, costs and forbidden moves of an audit set."""
+        """The sample space, counts and transport problem of an audit set."""
         check_is_fitted(self)
         _, y_checked = validate_data(self, X, y, reset=False, dtype=None, ensure_min_samples=2)
         unknown = np.setdiff1d(np.unique(y_checked), self.classes_)
@@ -420,19 +544,39 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
                 f"y contains labels {unknown.tolist()} not seen in fit "
                 f"(classes {self.classes_.tolist()})."
             )
-        if self.space == "grid":
+        if self.space_kind_ == "grid":
             space = self.space_
-            return space, space.counts(X, y_checked), self.cell_loss_, self.cost_, self.forbidden_
+            try:
+                counts = space.counts(X, y_checked)
+            except ValueError as exc:
+                if "not levels of the sample space" not in str(exc):
+                    raise
+                raise ValueError(
+                    f"{exc} The grid sample space was fixed in fit from the training data's "
+                    "levels, and audit rows must take those levels. For continuous features "
+                    "use space='empirical' (or 'auto'), which builds the cells from the audit "
+                    "rows; for categorical ones declare every level as a pandas category."
+                ) from None
+            return space, counts, self.transport_problem_
+        X_audit = _select(X, self._features(X))
+        numeric = self._numeric(X)
+        positions = self._check_protected(self._features_seen())
+        levels = {
+            name: np.union1d(self.protected_levels_[name], numeric[:, j])
+            for name, j in zip(self.protected or [], positions, strict=True)
+        }
         space = EmpiricalSpace.from_data(
-            _select(X, self._features(X)),
+            X_audit,
             y_checked,
             protected=list(self.protected or []),
+            protected_levels=levels,
             classes=self.classes_,
             max_cells=self.max_cells,
+            memory_limit=self.memory_limit,
         )
+        counts = space.counts(X_audit, y_checked)
         loss = self._cell_loss(space)
-        cost = check_cost_matrix(self.metric_.cost_matrix(space.encoded_features()), space.n_cells)
-        return space, space.counts(X, y_checked), loss, cost, self._forbidden(space)
+        return space, counts, self._prepare(space, loss, rows=np.flatnonzero(counts))
 
     def audit(self, X, y):
         """Audit the fitted model on held-out data.
@@ -469,20 +613,22 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         FaithResult
         """
         check_is_fitted(self)
-        if self.space != "grid":
+        if self.space_kind_ != "grid":
             raise ValueError(
                 "audit_counts needs space='grid': the empirical sample space is built from the "
                 "audit rows themselves."
             )
-        return self._audit(self.space_, counts, self.cell_loss_, self.cost_, self.forbidden_)
+        return self._audit(self.space_, counts, self.transport_problem_)
 
-    def _audit(self, space, counts, loss, cost, forbidden):
+    def _audit(self, space, counts, problem):
+        # Heat maps need the grid's feature levels; an empirical space's cells are distinct
+        # rows (possibly millions), which a heat map cannot show.
+        grid = self.space_kind_ == "grid"
         return faith_audit(
             counts,
-            loss,
-            cost,
+            None,
+            problem,
             epsilon=self.epsilon,
-            forbidden=forbidden,
             delta=self.delta,
             method=self.method,
             m=self.m,
@@ -490,7 +636,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             n_resamples=self.n_resamples,
             confidence_level=self.confidence_level,
             cell_names=space.cell_names,
-            cell_features=space.cell_features,
+            cell_features=space.cell_features if grid else None,
             feature_names=[str(f) for f in space.feature_names],
             cell_labels=space.cell_labels,
             metric_diagnostics=getattr(self, "metric_diagnostics_", None),
@@ -498,15 +644,12 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             random_state=self.random_state,
             n_jobs=self.n_jobs,
             verbose=self.verbose,
+            memory_limit=self.memory_limit,
         )
 
     def audit_value(self, X, y):
         """The FaiTH statistic ψ(f_n) on ``(X, y)``, without the bootstrap."""
-        space, counts, loss, cost, forbidden = self._audit_problem(X, y)
-        if self.space == "grid":
-            problem = self.transport_problem_
-        else:
-            problem = prepare_transport(loss, cost, forbidden)
+        _, counts, problem = self._audit_problem(X, y)
         return float(problem.value(counts / counts.sum(), float(self.epsilon)))
 
     def score(self, X, y):

@@ -20,11 +20,16 @@ import numpy as np
 from scipy import stats
 
 from .._resampling import (
+    DEFAULT_MEMORY_LIMIT,
     MAX_BATCH_ELEMENTS,
     HypergeometricCounts,
     MultinomialCounts,
+    RowCategories,
+    check_memory,
+    parse_memory_limit,
     resample,
 )
+from ._solver import CHUNK_ELEMENTS
 
 __all__ = [
     "BOOTSTRAP_METHODS",
@@ -38,6 +43,10 @@ __all__ = [
 
 #: The bootstrap schemes, by name.
 BOOTSTRAP_METHODS = ("m-out-of-n", "numerical", "nonparametric", "subsampling")
+
+#: The m-out-of-n bootstrap draws the m rows themselves (instead of counts over the cells) when
+#: the cells with audit rows outnumber m by this factor.
+SPARSE_DRAW_RATIO = 8
 
 #: Default exponents: m = ⌈n^(2/3)⌉ and ε_n = n^(-1/3).
 DEFAULT_M_EXPONENT = 2.0 / 3.0
@@ -143,17 +152,26 @@ class _Root:
     epsilon: float
     value: float
     scheme: BootstrapScheme
+    rows: bool = False
 
     def __call__(self, counts):
-        counts = np.asarray(counts, dtype=float)
         s = self.scheme
+        if self.rows:
+            # The resampled rows' cells themselves (m-out-of-n with m << cells).
+            return s.rate * (self.problem.value_of_resamples(counts, self.epsilon) - self.value)
+        # Counts and frequencies live on the problem's support (every resample does).
+        counts = np.asarray(counts, dtype=float)
         if s.method == "numerical":
             # f_n + ε_n √n (f*_n − f_n) may leave the simplex: evaluate ψ through its dual.
             shift = (s.numerical_step * math.sqrt(s.n)) * (counts / s.n - self.frequencies)
-            perturbed = self.problem.dual_value(self.frequencies + shift, self.epsilon)
+            perturbed = self.problem.dual_value(
+                self.frequencies + shift, self.epsilon, on_support=True
+            )
             return (perturbed - self.value) / s.numerical_step
         size = s.n if s.method == "nonparametric" else s.m
-        return s.rate * (self.problem.value(counts / size, self.epsilon) - self.value)
+        return s.rate * (
+            self.problem.value(counts / size, self.epsilon, on_support=True) - self.value
+        )
 
 
 def bootstrap_root(
@@ -167,6 +185,7 @@ def bootstrap_root(
     random_state=None,
     n_jobs=None,
     verbose=0,
+    memory_limit=DEFAULT_MEMORY_LIMIT,
 ):
     """Draw the bootstrap root ``T*`` approximating the law of √n(ψ(f_n) − ψ(f*)).
 
@@ -180,6 +199,9 @@ def bootstrap_root(
         Transport budget.
     scheme : BootstrapScheme
         From :func:`bootstrap_scheme`.
+    memory_limit : int, float, str or None, default="2GiB"
+        Budget of one batch (its resampled counts and frequencies, plus the chunked
+        evaluation); a ``batch_size`` that exceeds it is refused.
 
     Returns
     -------
@@ -193,20 +215,44 @@ def bootstrap_root(
         * subsampling: the same without replacement, rate ``√(m / (1 − m/n))``;
         * numerical: ``[ψ(f_n + ε_n √n (f*_n − f_n)) − ψ(f_n)] / ε_n``.
     """
-    counts = np.asarray(counts)
+    # Resamples live on the cells with audit rows: draw and evaluate on the problem's support.
+    counts = np.asarray(counts)[problem.support]
     n = scheme.n
     frequencies = counts / n
-    value = float(problem.value(frequencies, epsilon))
+    value = float(problem.value(frequencies, epsilon, on_support=True))
+    # m-out-of-n with m much smaller than the cells: draw the m rows, not K counts (the same
+    # law, O(m log K) instead of O(K) per replicate).
+    rows = scheme.method == "m-out-of-n" and SPARSE_DRAW_RATIO * scheme.m < counts.size
     if scheme.method == "subsampling":
         draw = HypergeometricCounts(counts.astype(np.int64), scheme.m)
+    elif rows:
+        draw = RowCategories(counts.astype(np.int64), scheme.m)
     else:
         size = scheme.m if scheme.method == "m-out-of-n" else n
         draw = MultinomialCounts(frequencies, size)
+    # A batch holds B x n_support counts and frequencies; the evaluation is chunked by the
+    # problem (bounded whatever B).
+    def batch_bytes(size):
+        evaluation = 6 * 8 * min(CHUNK_ELEMENTS, size * max(problem.n_segments, 1))
+        return size * draw.width * 24 + evaluation
+
+    limit = parse_memory_limit(memory_limit)
     if batch_size is None:
-        # A batch holds B×K counts and B×S segment sums: budget on the larger of the two.
-        width = max(counts.size, len(getattr(problem, "segment_row", ())))
+        width = draw.width if rows else max(counts.size, problem.n_segments)
         batch_size = max(1, min(10_000, MAX_BATCH_ELEMENTS // max(width, 1)))
-    statistic = _Root(problem, frequencies, float(epsilon), value, scheme)
+        while batch_size > 1 and batch_bytes(batch_size) > limit:
+            batch_size = max(1, batch_size // 2)
+        hint = "The audit has too many cells with audit rows for this budget"
+    else:
+        hint = "Lower batch_size"
+    check_memory(
+        batch_bytes(int(batch_size)),
+        memory_limit,
+        f"A bootstrap batch of {int(batch_size):,} replicates over {draw.width:,} "
+        + ("resampled rows" if rows else "cells"),
+        hint,
+    )
+    statistic = _Root(problem, frequencies, float(epsilon), value, scheme, rows)
     root = resample(
         statistic,
         draw,

@@ -146,13 +146,21 @@ def _squared_distances(A, B):
     import ot
 
     squared = np.asarray(ot.dist(A, B, metric="sqeuclidean"), dtype=np.float64)
-    # Cancellation in |a|^2 + |b|^2 - 2 a.b leaves ~eps * (|a|^2 + |b|^2) of noise where the
-    # true distance is 0 (e.g. two cells that differ only along sensitive directions); the audit
-    # treats zero-cost moves specially, so such noise is set to an exact 0.
-    scale = np.einsum("ij,ij->i", A, A)[:, None] + np.einsum("ij,ij->i", B, B)[None, :]
-    noise = _ROUNDING_FACTOR * np.finfo(np.float64).eps * scale
-    squared[squared <= noise] = 0.0
+    squared[_rounding_zeros(
+        squared, np.einsum("ij,ij->i", A, A)[:, None], np.einsum("ij,ij->i", B, B)[None, :]
+    )] = 0.0
     return squared
+
+
+def _rounding_zeros(squared, sq_norms_a, sq_norms_b):
+    """Where a squared distance cannot be told apart from 0: the one rule of every cost path.
+
+    Cancellation in ``|a|^2 + |b|^2 - 2 a.b`` leaves ``~eps (|a|^2 + |b|^2)`` of noise where the
+    true distance is 0 (e.g. two cells that differ only along sensitive directions); the audit
+    treats zero-cost moves specially, so such noise is set to an exact 0. The dense cost matrix
+    and the nearest-neighbour construction (:mod:`._nearest`) both apply this test.
+    """
+    return squared <= _ROUNDING_FACTOR * np.finfo(np.float64).eps * (sq_norms_a + sq_norms_b)
 
 
 def _power_of_distance(squared, exponent):

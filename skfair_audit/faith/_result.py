@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory
 from ..utils import ConfidenceInterval, check_confidence_level, records_to_frame
 from ._diagnostics import MetricDiagnostics, degenerate_metric_reasons
 from ._inference import root_bounds
@@ -75,8 +76,9 @@ class FaithResult:
         Q = Πᵀ1, the worst-case distribution within budget.
     plan_source, plan_target, plan_mass : ndarray
         Non-zero entries of the optimal transport plan Π (mass moved from cell to cell).
-    cell_names : tuple of str
-        Readable name of every cell.
+    cell_names : sequence of str
+        Readable name of every cell (from a sample space: a lazy sequence that formats a name
+        when it is read).
     cell_features : ndarray of shape (K, d) or None
         Feature values of every cell (for the heat map).
     feature_names : tuple of str or None
@@ -206,7 +208,18 @@ class FaithResult:
 
     @property
     def transport_plan(self):
-        """The optimal plan Π as a dense (K, K) array of probability mass."""
+        """The optimal plan Π as a dense (K, K) array of probability mass.
+
+        Refused with :class:`MemoryLimitError` when ``8 K²`` bytes exceed 2 GiB: the plan's
+        non-zero entries are ``plan_source``, ``plan_target`` and ``plan_mass``
+        (``scipy.sparse.coo_array((plan_mass, (plan_source, plan_target)))``).
+        """
+        check_memory(
+            8 * self.n_cells**2,
+            DEFAULT_MEMORY_LIMIT,
+            f"The dense {self.n_cells:,} x {self.n_cells:,} transport plan",
+            "Use its non-zero entries plan_source, plan_target and plan_mass, or moves()",
+        )
         plan = np.zeros((self.n_cells, self.n_cells))
         np.add.at(plan, (self.plan_source, self.plan_target), self.plan_mass)
         return plan

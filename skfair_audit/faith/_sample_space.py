@@ -20,16 +20,17 @@ first ``F`` cells carry label ``classes[0]``, the next ``F`` label ``classes[1]`
 
 from __future__ import annotations
 
-import itertools
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._resampling import check_memory
 from ..utils import import_optional, level_codes, missing_mask
 
-__all__ = ["EmpiricalSpace", "GridSpace", "forbidden_moves"]
+__all__ = ["CellNames", "EmpiricalSpace", "GridSpace", "forbidden_moves", "move_groups"]
 
 
 # --------------------------------------------------------------------------- input helpers
@@ -112,6 +113,57 @@ def _readonly(array):
     return array
 
 
+#: Bytes per cell the audit holds in linear arrays (cell features and indices, losses, counts,
+#: groups, points and the transport problem's rows): the ``memory_limit`` check of a space.
+CELL_BYTES = 384
+
+
+def _check_cell_memory(n_cells, memory_limit, kind):
+    check_memory(
+        n_cells * CELL_BYTES,
+        memory_limit,
+        f"The {kind} sample space of K = {n_cells:,} cells",
+        "Round or bin continuous features, use fewer features or protected levels, or audit "
+        "a sample of the rows" if kind == "empirical" else
+        "Bin continuous features into a few categories, drop features from the grid, or use "
+        "the empirical sample space (space='empirical')",
+    )
+
+
+class CellNames(Sequence):
+    """The readable names of a sample space's cells, formatted on access.
+
+    Behaves like a tuple of ``K`` strings (``len``, indexing, slicing, iteration, ``in``) but
+    holds only a reference to the space.
+    """
+
+    def __init__(self, space):
+        self._space = space
+
+    def __len__(self):
+        return self._space.n_cells
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self._space.cell_name(k) for k in range(len(self))[index])
+        if isinstance(index, numbers.Integral):
+            return self._space.cell_name(index)
+        raise TypeError(f"cell names are indexed by int or slice, not {type(index).__name__}.")
+
+    def __eq__(self, other):
+        if isinstance(other, CellNames | tuple | list):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other,
+                                                                         strict=True))
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(tuple(self))
+
+    def __repr__(self):
+        head = ", ".join(repr(self[k]) for k in range(min(len(self), 3)))
+        return f"CellNames([{head}{', ...' if len(self) > 3 else ''}], n_cells={len(self)})"
+
+
 # --------------------------------------------------------------------------- common interface
 class _CellSpace:
     """Methods shared by the sample spaces.
@@ -165,16 +217,24 @@ class _CellSpace:
 
     @property
     def cell_names(self):
-        """(K,) tuple of readable cell names, e.g. ``"race=Caucasian, sex=Male | y=1"``."""
-        names = [str(f) for f in self.feature_names]
-        rows = [
-            ", ".join(f"{f}={v}" for f, v in zip(names, row, strict=True))
-            for row in self.feature_cells.tolist()
-        ]
-        return tuple(
-            f"{rows[r]} | y={self.classes[c]}"
-            for r, c in zip(self.feature_cell_index, self.label_index, strict=True)
+        """(K,) sequence of readable cell names, e.g. ``"race=Caucasian, sex=Male | y=1"``.
+
+        A lazy sequence: a name is formatted when it is read, so that spaces with millions of
+        cells do not hold millions of strings.
+        """
+        return CellNames(self)
+
+    def cell_name(self, k):
+        """Readable name of cell ``k``."""
+        k = int(k)
+        if not -self.n_cells <= k < self.n_cells:
+            raise IndexError(f"cell {k} is out of range for {self.n_cells} cells.")
+        k %= self.n_cells
+        row = self.feature_cells[k % self.n_feature_cells].tolist()
+        features = ", ".join(
+            f"{name}={value}" for name, value in zip(self.feature_names, row, strict=True)
         )
+        return f"{features} | y={self.classes[k // self.n_feature_cells]}"
 
     def label_codes(self, y):
         """Index of each label of ``y`` in ``classes``; ValueError for an unknown label."""
@@ -283,6 +343,12 @@ class _CellSpace:
                             f"levels {lost!r} are not categories of the template's column"
                         )
                     column = pd.Series(pd.Categorical(values, dtype=dtype))
+                elif values.dtype.kind in "biuf" and isinstance(dtype, np.dtype) and (
+                    dtype.kind in "biuf"
+                ):
+                    # Numbers to a numpy number type: vectorised (no Python objects).
+                    column = pd.Series(values.astype(dtype))
+                    _check_lossless(values, column.to_numpy())
                 else:
                     column = pd.Series(values, dtype=object).astype(dtype)
                     _check_lossless(values, column.to_numpy())
@@ -504,7 +570,10 @@ class GridSpace(_CellSpace):
         )
 
     @classmethod
-    def from_data(cls, X, y, features=None, *, categories=None, classes=None, max_cells=100_000):
+    def from_data(
+        cls, X, y, features=None, *, categories=None, classes=None, max_cells=100_000,
+        memory_limit=None,
+    ):
         """Build the grid of the declared discrete features of ``X`` times the labels of ``y``.
 
         Parameters
@@ -522,9 +591,12 @@ class GridSpace(_CellSpace):
             must not have other values.
         classes : sequence, default=None
             Label levels; default the sorted distinct values of ``y``.
-        max_cells : int, default=100_000
-            Largest allowed number of cells ``K``. The audit works with ``K x K`` matrices, so
-            keep ``K`` in the thousands.
+        max_cells : int or None, default=100_000
+            Largest allowed number of cells ``K`` (None: no cap). With a linear-map fair metric
+            the audit needs ``O(K)`` memory; other metrics need ``K x K`` matrices.
+        memory_limit : int, float, str or None, default=None
+            Refuse (:class:`MemoryLimitError`) a space whose cells would need more memory
+            across the audit (about ``CELL_BYTES`` per cell).
 
         Returns
         -------
@@ -568,13 +640,15 @@ class GridSpace(_CellSpace):
 
         sizes = {name: lv.size for name, lv in zip(names, levels, strict=True)}
         n_cells = math.prod(sizes.values()) * classes.size
-        if n_cells > max_cells:
+        _check_cell_memory(n_cells, memory_limit, "grid")
+        if max_cells is not None and n_cells > max_cells:
             raise ValueError(
                 f"the grid has K = {n_cells} cells ({' x '.join(map(str, sizes.values()))} "
                 f"feature levels x {classes.size} labels; levels per feature: {sizes}), more than "
-                f"max_cells={max_cells}. Bin continuous features into a few categories, drop "
-                "features from the grid, or use the empirical-support space EmpiricalSpace "
-                "(raising max_cells is possible, but the audit needs K x K matrices)."
+                f"max_cells={max_cells}. A grid crosses every level of every feature: bin "
+                "continuous features into a few categories, drop features from the grid, or use "
+                "the empirical sample space (FaithAuditor(space='empirical') or 'auto', "
+                "EmpiricalSpace), whose cells are the audit rows and their counterfactuals."
             )
         space = cls(names, tuple(levels), classes, input_type, tuple(dtypes))
         space.cell_index(X, y)  # every row must fall in the grid (matters with `categories`)
@@ -712,7 +786,7 @@ class EmpiricalSpace(_CellSpace):
         if not np.all(np.isfinite(cells)):
             raise ValueError("feature_cells contains NaN or infinite values.")
         cells = cells + 0.0  # -0.0 -> 0.0, so that rows match by their bytes
-        if np.unique(cells, axis=0).shape[0] != cells.shape[0]:
+        if _unique_rows(cells)[0].shape[0] != cells.shape[0]:
             raise ValueError("feature_cells has duplicate rows.")
         protected = tuple(self.protected)
         bad = [p for p in protected if p not in names]
@@ -748,7 +822,8 @@ class EmpiricalSpace(_CellSpace):
 
     @classmethod
     def from_data(
-        cls, X, y, *, protected=(), protected_levels=None, classes=None, max_cells=100_000
+        cls, X, y, *, protected=(), protected_levels=None, classes=None, max_cells=100_000,
+        memory_limit=None,
     ):
         """Build the space from the distinct rows of numeric data and their counterfactuals.
 
@@ -764,8 +839,11 @@ class EmpiricalSpace(_CellSpace):
             ``{protected feature: levels}``; default the observed distinct values.
         classes : sequence, default=None
             Label levels; default the sorted distinct values of ``y``.
-        max_cells : int, default=100_000
-            Largest allowed number of cells ``K``.
+        max_cells : int or None, default=100_000
+            Largest allowed number of cells ``K`` (None: no cap).
+        memory_limit : int, float, str or None, default=None
+            Refuse (:class:`MemoryLimitError`) a space whose cells would need more memory
+            across the audit (about ``CELL_BYTES`` per cell).
 
         Returns
         -------
@@ -788,40 +866,38 @@ class EmpiricalSpace(_CellSpace):
             raise ValueError(f"protected_levels names {bad!r}, which are not protected.")
         classes = _as_levels(_observed_levels(y, "y") if classes is None else classes, "classes")
 
-        unique_rows = np.unique(values, axis=0)
         positions = [names.index(p) for p in protected]
         level_sets = []
         for p, j in zip(protected, positions, strict=True):
             if p in protected_levels:
                 lv = np.asarray(_as_levels(protected_levels[p], f"protected_levels[{p!r}]"),
-                                dtype=np.float64)
+                                dtype=np.float64) + 0.0
                 level_codes(values[:, j], lv, f"protected feature {p!r}")
             else:
                 lv = np.unique(values[:, j])
             level_sets.append(lv)
+        # Cells: every distinct row of the other features with every protected combination.
+        others = [j for j in range(values.shape[1]) if j not in positions]
+        bases = _unique_rows(values[:, others])[0]
         n_combinations = math.prod(lv.size for lv in level_sets)
-        bound = unique_rows.shape[0] * n_combinations * classes.size
-        too_many = (
-            f"more than max_cells={max_cells} ({unique_rows.shape[0]} distinct rows x "
-            f"{n_combinations} protected-level combinations x {classes.size} labels). Round or "
-            "bin continuous features, use fewer features, or raise max_cells (the audit needs "
-            "K x K matrices)."
-        )
-        if bound > 10 * max_cells:
-            raise ValueError(f"the empirical space would have up to K = {bound} cells, {too_many}")
-        if positions:
-            combos = np.array(list(itertools.product(*level_sets)), dtype=np.float64)
-            copies = np.repeat(unique_rows, combos.shape[0], axis=0)
-            copies[:, positions] = np.tile(combos, (unique_rows.shape[0], 1))
-            cells = np.unique(np.vstack([unique_rows, copies]), axis=0)
-        else:
-            cells = unique_rows
-        if cells.shape[0] * classes.size > max_cells:
+        n_cells = bases.shape[0] * n_combinations * classes.size
+        _check_cell_memory(n_cells, memory_limit, "empirical")
+        if max_cells is not None and n_cells > max_cells:
             raise ValueError(
-                f"the empirical space has K = {cells.shape[0] * classes.size} cells, {too_many}"
+                f"the empirical space has K = {n_cells} cells, more than max_cells={max_cells} "
+                f"({bases.shape[0]} distinct rows of the other features x {n_combinations} "
+                f"protected-level combinations x {classes.size} labels). Round or bin "
+                "continuous features, use fewer features, or raise max_cells."
             )
+        cells = np.empty((bases.shape[0] * n_combinations, values.shape[1]))
+        cells[:, others] = np.repeat(bases, n_combinations, axis=0)
+        if positions:
+            grids = np.meshgrid(*level_sets, indexing="ij")
+            combos = np.column_stack([g.ravel() for g in grids])
+            cells[:, positions] = np.tile(combos, (bases.shape[0], 1))
+        cells = cells[_lexicographic_order(cells)]
         observed = np.zeros(cells.shape[0], dtype=bool)
-        observed[_match_rows(unique_rows, cells)] = True
+        observed[_match_rows(values, cells)] = True
         return cls(names, cells, classes, tuple(protected), observed, input_type, tuple(dtypes))
 
     def feature_row_index(self, X):
@@ -889,23 +965,93 @@ def _numeric_matrix(X, names, input_type):
     return names, values + 0.0, dtypes
 
 
+def _lexicographic_order(values):
+    """Order that sorts the rows of a float matrix lexicographically (first column first)."""
+    if values.shape[1] == 0:
+        return np.arange(values.shape[0])
+    return np.lexsort(values.T[::-1])
+
+
+def _row_codes(values):
+    """Integer code of each row of a float matrix: equal rows, equal codes (sorted order)."""
+    n = values.shape[0]
+    order = _lexicographic_order(values)
+    ordered = values[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    codes = np.empty(n, dtype=np.intp)
+    codes[order] = np.cumsum(new) - 1
+    return codes, order, new
+
+
+def _unique_rows(values):
+    """Distinct rows (sorted lexicographically) and the index of each row among them."""
+    codes, order, new = _row_codes(values)
+    return values[order[new]], codes
+
+
 def _match_rows(rows, table, strict=False):
-    """Index of each row of ``rows`` in ``table`` (exact match); -1 or ValueError if absent."""
-    lookup = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(table))}
-    uniques, inverse = np.unique(rows, axis=0, return_inverse=True)
-    found = np.array(
-        [lookup.get(row.tobytes(), -1) for row in np.ascontiguousarray(uniques)], dtype=np.intp
-    )
+    """Index of each row of ``rows`` in ``table`` (distinct rows; exact match); -1 or ValueError
+    if absent. Vectorised: one lexicographic sort of both sets."""
+    codes = _row_codes(np.concatenate([table, rows]))[0]
+    table_codes, row_codes = codes[:table.shape[0]], codes[table.shape[0]:]
+    position = np.full(table.shape[0] + rows.shape[0], -1, dtype=np.intp)
+    position[table_codes] = np.arange(table.shape[0])
+    found = position[row_codes]
     if strict and (found < 0).any():
-        missing = uniques[found < 0]
+        missing = np.unique(rows[found < 0], axis=0)
         raise ValueError(
             f"{missing.shape[0]} distinct rows of X are not cells of the sample space, e.g. "
             f"{missing[0].tolist()!r}; build the space from data that contains them."
         )
-    return found[inverse.ravel()]
+    return found
 
 
 # --------------------------------------------------------------------------- forbidden moves
+def move_groups(space, *, allow_label_change=False, frozen=()):
+    """Group of every cell such that moves are allowed exactly within a group.
+
+    The structured part of :func:`forbidden_moves`, in ``O(K)`` memory: moving mass from cell
+    ``i`` to cell ``j`` is forbidden iff ``groups[i] != groups[j]`` (label changes unless
+    ``allow_label_change``, changes of a ``frozen`` feature).
+
+    Parameters
+    ----------
+    space : GridSpace or EmpiricalSpace
+    allow_label_change : bool, default=False
+    frozen : sequence of feature names, default=()
+
+    Returns
+    -------
+    groups : ndarray of int of shape (K,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfair_audit.faith._sample_space import GridSpace, move_groups
+    >>> space = GridSpace.from_data(np.array([[0], [1]]), [0, 1], [0])
+    >>> move_groups(space)
+    array([0, 0, 1, 1])
+    """
+    if isinstance(frozen, str | numbers.Integral):
+        frozen = [frozen]
+    frozen = list(frozen)
+    bad = [f for f in frozen if f not in space.feature_names]
+    if bad:
+        raise ValueError(
+            f"frozen features {bad!r} are not features of the sample space "
+            f"{list(space.feature_names)!r}."
+        )
+    columns = [] if allow_label_change else [space.label_index]
+    if frozen:
+        codes = space._feature_codes()
+        index = space.feature_cell_index
+        columns += [codes[index, space.feature_names.index(name)] for name in frozen]
+    if not columns:
+        return np.zeros(space.n_cells, dtype=np.intp)
+    return _row_codes(np.column_stack(columns).astype(np.float64))[0]
+
+
 def forbidden_moves(space, *, allow_label_change=False, frozen=(), forbidden=None):
     """Matrix ``D`` of forbidden transport moves between the cells of a sample space.
 
@@ -939,24 +1085,8 @@ def forbidden_moves(space, *, allow_label_change=False, frozen=(), forbidden=Non
            [1, 1, 0, 0]])
     """
     K = space.n_cells
-    D = np.zeros((K, K), dtype=bool)
-    if not allow_label_change:
-        labels = space.label_index
-        D |= labels[:, None] != labels[None, :]
-    if isinstance(frozen, str | numbers.Integral):
-        frozen = [frozen]
-    frozen = list(frozen)
-    if frozen:
-        bad = [f for f in frozen if f not in space.feature_names]
-        if bad:
-            raise ValueError(
-                f"frozen features {bad!r} are not features of the sample space "
-                f"{list(space.feature_names)!r}."
-            )
-        codes = space._feature_codes()[space.feature_cell_index]
-        for name in frozen:
-            column = codes[:, space.feature_names.index(name)]
-            D |= column[:, None] != column[None, :]
+    groups = move_groups(space, allow_label_change=allow_label_change, frozen=frozen)
+    D = groups[:, None] != groups[None, :]
     if forbidden is not None:
         user = np.asarray(forbidden)
         if user.shape != (K, K):

@@ -114,7 +114,9 @@ def make_faith_scorer(
     and pass ``metric=FrozenEstimator(fitted_metric)`` (e.g. a fitted
     :class:`SensitiveSubspaceMetric`) or a :class:`PrecomputedMetric` holding the cost matrix.
     With a discrete grid, declare all levels as pandas categories so that every fold has
-    the same grid.
+    the same grid. With continuous features pass ``space="empirical"`` (or ``"auto"``): the
+    grid is fixed from the data the auditor is fit on, while the empirical sample space is
+    built from the scored fold itself; ``memory_limit`` bounds each audit's memory.
 
     See Also
     --------

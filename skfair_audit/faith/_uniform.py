@@ -38,7 +38,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from .._resampling import MAX_BATCH_ELEMENTS, MultinomialCounts, resample
+from .._resampling import (
+    DEFAULT_MEMORY_LIMIT,
+    MAX_BATCH_ELEMENTS,
+    MultinomialCounts,
+    check_memory,
+    parse_memory_limit,
+    resample,
+)
 from ._inference import _upper_quantile
 
 __all__ = [
@@ -158,17 +165,21 @@ class _SquareIncrements:
         )
 
 
-def piece_moments(problem, pieces: _Pieces, f, subset=None, squares=None):
+def piece_moments(problem, pieces: _Pieces, f, subset=None, squares=None, on_support=False):
     """Mean and second moment of ``a_Z(λ_t)`` under frequency vectors ``f``.
 
     Parameters
     ----------
     f : array of shape (K,) or (B, K)
-        Frequency vectors (each summing to one).
+        Frequency vectors (each summing to one); with ``on_support``, of shape
+        ``(n_support,)`` or ``(B, n_support)``, over ``problem.support`` only (resamples of the
+        audit counts never leave it).
     subset : array of int, optional
         The pieces wanted (default all).
     squares : _SquareIncrements, optional
         Needed for the second moment; without it only the mean is computed.
+    on_support : bool
+        Whether ``f`` holds only the frequencies of the cells in ``problem.support``.
 
     Returns
     -------
@@ -180,12 +191,15 @@ def piece_moments(problem, pieces: _Pieces, f, subset=None, squares=None):
     index = np.arange(pieces.multiplier.size) if subset is None else np.asarray(subset)
     lam, prefix = pieces.multiplier[index], pieces.prefix[index]
     end = int(prefix.max()) if prefix.size else 0
-    mass = f[:, problem.segment_row[:end]]
+    rows = problem.segment_position if on_support else problem.segment_row
+    mass = f[:, rows[:end]]
 
     def summed(increments):
         return _prefix_sums(mass, increments[:end])[:, prefix]
 
     b = np.asarray(problem.base_gain, dtype=float)
+    if on_support:
+        b = b[problem.support]
     m1 = (f @ b)[:, None] + summed(problem.segment_gain) - lam * summed(problem.segment_cost)
     if squares is None:
         return m1, None
@@ -243,8 +257,9 @@ class _MaxT:
     n: int
 
     def __call__(self, counts):
-        f = np.asarray(counts, dtype=float) / self.n
-        m1, m2 = piece_moments(self.problem, self.pieces, f, self.subset, self.squares)
+        f = np.asarray(counts, dtype=float) / self.n  # over problem.support
+        m1, m2 = piece_moments(self.problem, self.pieces, f, self.subset, self.squares,
+                               on_support=True)
         se = regularised_se(m1, m2, self.n, self.spread)
         return np.max(_standardise(self.means - m1, se), axis=1)
 
@@ -444,6 +459,7 @@ def uniform_inference(
     n_jobs=None,
     verbose=0,
     threshold=None,
+    memory_limit=DEFAULT_MEMORY_LIMIT,
 ):
     """The linear pieces of ψ at ``f_n``, their contact set and (optionally) the max-t bootstrap.
 
@@ -463,6 +479,9 @@ def uniform_inference(
         Resampling engine controls (:func:`skfair_audit._resampling.resample`).
     threshold : float, optional
         κ_n of the contact set; default :func:`contact_threshold`.
+    memory_limit : int, float, str or None, default="2GiB"
+        Budget of one bootstrap batch (see ``FaithAuditor``); the default batch size shrinks to
+        fit it, and a given ``batch_size`` that does not fit is refused before allocating.
 
     Returns
     -------
@@ -508,13 +527,31 @@ def uniform_inference(
     if bootstrap:
         subset = np.flatnonzero(contact)
         statistic = _MaxT(problem, pieces, subset, m1[subset], squares, spread, n)
+        # Resamples live on the cells with audit rows: draw and evaluate on the support.
+        f_support = f[problem.support]
+        segments = int(pieces.prefix[subset].max()) + 1
+
+        def batch_bytes(size):
+            # counts and frequencies over the support; the mass and its prefix sums
+            return 8 * size * (3 * f_support.size + 6 * segments)
+
         if batch_size is None:
-            width = max(counts.size, int(pieces.prefix[subset].max()) + 1)
+            width = max(f_support.size, segments)
             batch_size = max(1, min(10_000, MAX_BATCH_ELEMENTS // (3 * width)))
+            while batch_size > 1 and batch_bytes(batch_size) > parse_memory_limit(memory_limit):
+                batch_size = max(1, batch_size // 2)
+            hint = "The audit has too many cells with audit rows for this budget"
+        else:
+            hint = "Lower batch_size"
+        check_memory(
+            batch_bytes(int(batch_size)), memory_limit,
+            f"A max-t bootstrap batch of {int(batch_size):,} replicates over "
+            f"{f_support.size:,} cells and {segments:,} segments", hint,
+        )
         max_t = np.asarray(
             resample(
                 statistic,
-                MultinomialCounts(f, n),
+                MultinomialCounts(f_support, n),
                 n_resamples,
                 batch_size=batch_size,
                 random_state=random_state,

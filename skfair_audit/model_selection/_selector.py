@@ -35,7 +35,7 @@ def _default_estimator():
 
 
 def _default_auditor():
-    return FaithAuditor(None, epsilon=0.0)
+    return FaithAuditor(None, epsilon=0.0, space="auto")
 
 
 def _final_step(estimator):
@@ -174,9 +174,11 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         (frozen), ``protected`` by the resolved protected attributes, ``confidence_level`` by
         the per-fold Bonferroni level, ``random_state`` by the search seed, ``delta``, ``n_jobs``
         and ``verbose`` by ``None``, ``None`` and 0. ``None`` means
-        ``FaithAuditor(None, epsilon=0.0)``: grid sample space, sensitive-subspace fair metric
-        learned on each training fold, 0-1 loss, uniform bounds (``method="uniform"``), 1000
-        resamples, 95%.
+        ``FaithAuditor(None, epsilon=0.0, space="auto")``: the grid sample space on categorical
+        features, the empirical one (distinct validation rows and their counterfactual copies)
+        on numeric features, so that continuous features work and validation folds may hold
+        values unseen in training; sensitive-subspace fair metric learned on each training
+        fold, 0-1 loss, uniform bounds (``method="uniform"``), 1000 resamples, 95%.
         At ε = 0, ψ is the increase of the error rate when individuals may be moved to the
         other protected groups for free (the other features fixed).
     on_none : {"raise", "fairest"}, default="raise"

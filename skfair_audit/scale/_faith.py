@@ -134,6 +134,9 @@ def partitioned_faith_audit(trail, auditor, *, label):
     >>> bool(res.statistic == auditor.audit(X, y).statistic)
     True
     """
-    if getattr(auditor, "space", None) != "grid" or not hasattr(auditor, "space_"):
-        raise ValueError("partitioned_faith_audit needs a fitted FaithAuditor with space='grid'.")
+    if getattr(auditor, "space_kind_", None) != "grid":
+        raise ValueError(
+            "partitioned_faith_audit needs a fitted FaithAuditor whose sample space is a grid "
+            "(space='grid', or 'auto' on categorical features)."
+        )
     return auditor.audit_counts(partitioned_cell_counts(trail, auditor.space_, label=label))

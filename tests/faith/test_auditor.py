@@ -552,3 +552,98 @@ def test_features_must_be_all_the_model_columns():
     with pytest.raises(ValueError, match="all the columns the model is fit on"):
         auditor.fit(X, y)
     auditor.fit(X[["g", "x1"]], y).audit(X[["g", "x1"]], y)
+
+
+# --------------------------------------------------------------------------- continuous scale
+def _continuous_frame(n, seed):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({
+        "group": rng.integers(0, 2, n).astype(float),
+        "income": np.round(rng.normal(size=n), 2),
+        "age": rng.integers(18, 70, n).astype(float),
+    })
+    logit = X["income"] - 0.03 * (X["age"] - 40) + 0.7 * X["group"]
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("loss", ["zero_one", "log_loss"])
+def test_nearest_neighbour_audit_equals_the_dense_audit(loss):
+    """The default (linear-map) metric takes the nearest-neighbour path; the same costs given
+    as a PrecomputedMetric take the dense path: same statistic, plan, adversarial distribution
+    and dual multipliers; the same bootstrap once the dense problem is restricted to the
+    cells with audit rows (where the nearest-neighbour problem draws its resamples)."""
+    from skfair_audit.faith import EmpiricalSpace, faith_audit
+    from skfair_audit.faith._nearest import dense_metric_costs, metric_points
+
+    X_train, y_train = _continuous_frame(1500, 0)
+    X, y = _continuous_frame(300, 1)
+    params = {"space": "empirical", "protected": ["group"], "epsilon": 0.05, "loss": loss,
+              "n_resamples": 200, "random_state": 0, "method": "numerical"}
+    auditor = FaithAuditor(LogisticRegression(), **params).fit(X_train, y_train)
+    space, counts, problem = auditor._audit_problem(X, y)
+    assert isinstance(space, EmpiricalSpace)
+    assert problem.support.size == np.count_nonzero(counts) < space.n_cells
+    points, point_of_row, exponent = metric_points(auditor.metric_, space.encode_feature_cells())
+    cost = dense_metric_costs(points, exponent, point_of_row[space.feature_cell_index])
+    dense = FaithAuditor(FrozenEstimator(auditor.estimator_),
+                         **{**params, "metric": PrecomputedMetric(cost)}).fit(X_train, y_train)
+    ours, theirs = auditor.audit(X, y), dense.audit(X, y)
+    assert ours.statistic == pytest.approx(theirs.statistic, abs=1e-12)
+    for name in ("plan_source", "plan_target", "plan_mass", "adversarial_distribution"):
+        np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name))
+    assert ours.dual_multipliers == theirs.dual_multipliers
+    _, _, dense_problem = dense._audit_problem(X, y)
+    restricted = faith_audit(
+        counts, None, dense_problem.restrict(np.flatnonzero(counts)), epsilon=0.05,
+        n_resamples=200, random_state=0, method="numerical",
+    )
+    np.testing.assert_array_equal(ours.bootstrap_distribution,
+                                  restricted.bootstrap_distribution)
+    assert ours.cell_features is None and ours.moves()[0]["from_cell"].startswith("group=")
+
+
+def test_empirical_audit_bit_identical_across_n_jobs():
+    X_train, y_train = _continuous_frame(1000, 2)
+    X, y = _continuous_frame(400, 3)
+    auditor = FaithAuditor(LogisticRegression(), space="empirical", protected=["group"],
+                           n_resamples=300, batch_size=64, random_state=1)
+    serial = auditor.fit(X_train, y_train).audit(X, y)
+    parallel = clone(auditor).set_params(n_jobs=2).fit(X_train, y_train).audit(X, y)
+    np.testing.assert_array_equal(serial.bootstrap_distribution,
+                                  parallel.bootstrap_distribution)
+
+
+def test_space_auto_and_protected_levels_of_training_and_audit_data():
+    X_train, y_train = _continuous_frame(800, 4)
+    X, y = _continuous_frame(200, 5)
+    auto = FaithAuditor(LogisticRegression(), space="auto", protected=["group"],
+                        n_resamples=50, random_state=0).fit(X_train, y_train)
+    assert auto.space_kind_ == "empirical"
+    np.testing.assert_array_equal(auto.protected_levels_["group"], [0.0, 1.0])
+    # An audit sample with a single group still gets counterfactual copies in the other one.
+    only_zero = X["group"] == 0
+    result = auto.audit(X[only_zero], y[only_zero])
+    distinct = X.loc[only_zero, ["income", "age"]].drop_duplicates()
+    assert result.n_cells == 2 * 2 * len(distinct)
+    categorical = FaithAuditor(LogisticRegression(), space="auto").set_params(
+        estimator=make_pipeline(OneHotEncoder(), LogisticRegression()), n_resamples=20
+    ).fit(X_train.astype({"group": str}).drop(columns=["income", "age"]), y_train)
+    assert categorical.space_kind_ == "grid"
+    with pytest.raises(ValueError, match="categorical features .*numeric features"):
+        FaithAuditor(LogisticRegression(), space="auto").fit(
+            X_train.astype({"group": str}), y_train
+        )
+
+
+def test_grid_audit_of_unseen_values_points_to_the_empirical_space():
+    """The root cause of 'not levels of the sample space' on validation folds: the grid is
+    fixed in fit from the training data."""
+    X_train, y_train = _continuous_frame(300, 6)
+    X, y = _continuous_frame(300, 7)
+    auditor = FaithAuditor(LogisticRegression(), space="grid", metric="euclidean",
+                           protected=["group"], n_resamples=20).fit(
+        X_train[["group", "age"]], y_train)
+    unseen = X[["group", "age"]].assign(age=X["age"] + 0.5)
+    with pytest.raises(ValueError, match="fixed in fit .*space='empirical'"):
+        auditor.audit(unseen, y)

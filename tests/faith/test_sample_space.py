@@ -13,7 +13,12 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
 from skfair_audit.faith._metric import SensitiveSubspaceMetric
-from skfair_audit.faith._sample_space import EmpiricalSpace, GridSpace, forbidden_moves
+from skfair_audit.faith._sample_space import (
+    EmpiricalSpace,
+    GridSpace,
+    forbidden_moves,
+    move_groups,
+)
 
 FEATURES = ["sex", "race", "age_cat", "priors", "charge"]
 
@@ -315,3 +320,58 @@ def test_query_frame_refuses_lossy_casts():
     frame = pd.DataFrame({"a": [0, 1], "b": [1, 2]})
     with pytest.raises(ValueError, match=r"feature 'b' .*1\.5"):
         EmpiricalSpace.from_data(frame.assign(b=[1.5, 2]), [0, 1]).query_frame(frame)
+
+
+# --------------------------------------------------------------------------- scale
+def test_empirical_space_at_scale_against_a_dictionary_reference():
+    """Vectorised row matching and product cells equal a per-row dictionary reference, with
+    duplicates, negative zeros, unseen protected levels and rows of other data."""
+    rng = np.random.default_rng(3)
+    n = 20_000
+    X = np.column_stack([
+        rng.integers(0, 2, n),                 # protected, binary
+        rng.integers(0, 3, n),                 # protected, three levels (one unseen below)
+        np.round(rng.normal(size=n), 2),       # continuous: many distinct values
+        rng.integers(-2, 3, n) * 0.0 + rng.integers(0, 4, n),
+    ]).astype(float)
+    X[::7, 2] = -0.0
+    y = rng.integers(0, 2, n)
+    space = EmpiricalSpace.from_data(X, y, protected=[0, 1], protected_levels={1: [0, 1, 2, 3]})
+    bases = {tuple(row) for row in (X[:, 2:] + 0.0).tolist()}
+    expected = sorted(
+        (float(a), float(b), *base)
+        for base in bases for a, b in itertools.product([0, 1], [0, 1, 2, 3])
+    )
+    assert space.feature_cells.tolist() == [list(row) for row in expected]
+    lookup = {row: i for i, row in enumerate(expected)}
+    reference = np.array([lookup[tuple(row)] for row in (X + 0.0).tolist()])
+    np.testing.assert_array_equal(space.feature_row_index(X), reference)
+    np.testing.assert_array_equal(space.cell_index(X, y), y * space.n_feature_cells + reference)
+    observed = np.zeros(space.n_feature_cells, bool)
+    observed[reference] = True
+    np.testing.assert_array_equal(space.observed, observed)
+    with pytest.raises(ValueError, match="not cells of the sample space"):
+        space.feature_row_index(X[:3] + [0, 0, 1e-9, 0])
+
+
+def test_cell_names_are_lazy_and_match_the_cells():
+    X = np.array([[0, 1.5], [1, 2.0], [0, 1.5]])
+    space = EmpiricalSpace.from_data(X, [0, 1, 0], protected=[0])
+    names = space.cell_names
+    assert len(names) == space.n_cells == 8
+    assert names[0] == "0=0.0, 1=1.5 | y=0" and names[-1] == "0=1.0, 1=2.0 | y=1"
+    assert names[1:3] == tuple(names)[1:3]
+    assert list(names) == [space.cell_name(k) for k in range(8)]
+    assert names == tuple(names)
+    with pytest.raises(IndexError):
+        names[8]
+    assert "n_cells=8" in repr(names)
+
+
+def test_move_groups_are_the_structure_of_forbidden_moves(grid):
+    for options in ({}, {"frozen": ["age_cat"]}, {"allow_label_change": True},
+                    {"allow_label_change": True, "frozen": ["sex", "charge"]}):
+        groups = move_groups(grid, **options)
+        np.testing.assert_array_equal(
+            groups[:, None] != groups[None, :], forbidden_moves(grid, **options)
+        )

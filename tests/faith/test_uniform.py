@@ -298,3 +298,47 @@ def test_runs_on_the_scalable_path_without_dense_arrays():
     assert value == pytest.approx(problem.value(counts / counts.sum(), epsilon), rel=1e-9)
     assert pieces.n_pieces == S + 1 and pieces.max_t.shape == (20,)
     assert peak < 150e6
+
+
+def test_bootstrap_runs_on_the_support_and_equals_the_full_problem():
+    # The max-t resamples live on the cells with audit rows: a problem restricted to them
+    # (it lacks the pieces of the empty rows, which carry no mass) gives the same value,
+    # bounds and, with the same seed, replicates (to rounding: the sums run over fewer cells).
+    rng = np.random.default_rng(7)
+    loss, cost, forbidden = random_instance(rng)
+    while loss.size < 8:
+        loss, cost, forbidden = random_instance(rng)
+    counts = rng.multinomial(400, rng.dirichlet(np.ones(loss.size)))
+    counts[rng.choice(loss.size, loss.size // 3, replace=False)] = 0
+    full = prepare_transport(loss, cost, forbidden)
+    restricted = full.restrict(np.flatnonzero(counts))
+    assert restricted.support.size < full.n_cells
+    epsilon = 0.3 * float(full.curve(counts / counts.sum())[0][-1])
+    a = uniform_inference(full, counts, epsilon, n_resamples=200, random_state=3)
+    b = uniform_inference(restricted, counts, epsilon, n_resamples=200, random_state=3)
+    assert a[0] == pytest.approx(b[0], rel=1e-12)
+    np.testing.assert_allclose(a[1].max_t, b[1].max_t, rtol=1e-10, atol=1e-12)
+    for level in (0.9, 0.95):
+        assert a[1].lower_bound(level) == pytest.approx(b[1].lower_bound(level), rel=1e-12)
+        assert a[1].upper_bound(level) == pytest.approx(b[1].upper_bound(level), rel=1e-12)
+
+
+def test_max_t_batch_is_refused_before_allocating_beyond_the_memory_limit():
+    from skfair_audit.faith import MemoryLimitError
+
+    rng = np.random.default_rng(1)
+    loss, cost, forbidden = random_instance(rng)
+    counts = rng.multinomial(300, np.full(loss.size, 1.0 / loss.size))
+    problem = prepare_transport(loss, cost, forbidden)
+    with pytest.raises(MemoryLimitError, match="max-t bootstrap batch.*batch_size"):
+        uniform_inference(problem, counts, 0.01, n_resamples=100, batch_size=100_000,
+                          memory_limit="1MB")
+    # The default batch shrinks to fit the budget (batches are seeded one by one, so the
+    # replicates differ from a run with larger batches; their law does not).
+    tracemalloc.start()
+    value, pieces = uniform_inference(problem, counts, 0.01, n_resamples=100, random_state=0,
+                                      memory_limit="20kB")
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert pieces.max_t.shape == (100,) and np.isfinite(pieces.max_t).all()
+    assert peak < 2e6

@@ -11,9 +11,9 @@ from sklearn.dummy import DummyClassifier
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import GridSearchCV, PredefinedSplit
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from skfair_audit.faith import FaithAuditor
+from skfair_audit.faith import FaithAuditor, make_faith_scorer
 from skfair_audit.model_selection import (
     FairModelSelector,
     NoFairCandidateError,
@@ -173,3 +173,42 @@ def test_gridsearchcv_with_delta_fair_refit_makes_the_selectors_choice(delta):
     )
     if delta == 0.05:  # the constraint binds: not the most accurate candidate
         assert selector.best_index_ < len(grid["logisticregression__C"]) - 1
+
+
+@pytest.mark.real_data
+def test_gridsearchcv_route_on_adult_with_continuous_features(adult_continuous):
+    """make_faith_bound_scorer + delta_fair_refit in GridSearchCV on continuous Adult columns
+    make the FairModelSelector's choice (empirical space: the validation rows need not occur
+    in the training rows), and make_faith_scorer scores k folds."""
+    X, y = adult_continuous
+    fold = np.where(np.random.default_rng(0).random(len(y)) < 0.3, 0, -1)
+    train = fold == -1
+    split = PredefinedSplit(fold)
+    assert (~X["capital-gain"][~train].isin(X["capital-gain"][train])).any()
+    model = make_pipeline(StandardScaler(), l1_logistic_regression())
+    grid = {"logisticregression__C": [0.002, 0.02, 1.0]}
+    template = FaithAuditor(None, protected=["sex", "race"], space="empirical", epsilon=0.0,
+                            n_resamples=200)
+    selector = FairModelSelector(
+        model, param_grid=grid, delta=0.02, cv=split, auditor=template, random_state=3,
+        on_none="fairest",
+    ).fit(X, y)
+    search = GridSearchCV(
+        model, grid, cv=split,
+        scoring={
+            "error": make_error_scorer(),
+            "faith_lower": make_faith_bound_scorer(template, X[train], y[train], random_state=3),
+        },
+        refit=delta_fair_refit(0.02, on_none="fairest"),
+    ).fit(X, y)
+    np.testing.assert_array_equal(
+        search.cv_results_["split0_test_faith_lower"], selector.cv_results_["lower_bound"]
+    )
+    assert search.best_index_ == selector.best_index_
+    cross = GridSearchCV(
+        model, grid, cv=3, refit=False,
+        scoring={"faith": make_faith_scorer(protected=["sex", "race"], space="empirical",
+                                            epsilon=0.0)},
+    ).fit(X, y)
+    faith = -cross.cv_results_["mean_test_faith"]
+    assert faith[0] == 0.0 and (faith >= 0).all() and np.isfinite(faith).all()
