@@ -66,9 +66,11 @@ def add_parser(sub):
                             "attributes and their proxies are free)")
     faith.add_argument("--delta", type=non_negative, required=True,
                        help="tolerated increase of the error rate (H0: statistic <= delta)")
-    faith.add_argument("--method", choices=("m-out-of-n", "numerical", "nonparametric",
-                                            "subsampling"), default="m-out-of-n",
-                       help="bootstrap scheme (default m-out-of-n, valid at kinks too)")
+    faith.add_argument("--method", choices=("uniform", "m-out-of-n", "numerical",
+                                            "nonparametric", "subsampling"), default="uniform",
+                       help="inference method (default uniform: bounds valid uniformly, at and "
+                            "near the kinks of epsilon -> psi too; the bootstraps m-out-of-n, "
+                            "numerical, subsampling are valid pointwise only)")
     faith.add_argument("--confidence-level", type=probability, default=0.95,
                        metavar="LEVEL", help="confidence level (default 0.95: a 5%% test)")
     faith.add_argument("--confidence", type=probability, dest="confidence_level",
