@@ -14,7 +14,8 @@ Exit codes, usable as a gate in a CI pipeline:
   flagged; ``group --procedure threshold``: some non-empty group is not certified;
   ``group --procedure bounds --epsilon0 E``: some non-empty group's bound does not certify
   the requested side of ``E`` (without ``--epsilon0`` bounds are descriptive: exit 0);
-* ``2`` — an error (bad input, missing file or column, missing optional dependency).
+* ``2`` — an error (bad input, missing file or column, missing optional dependency, or a
+  group audit that cannot fail: every non-empty group is the whole sample).
 """
 
 from __future__ import annotations

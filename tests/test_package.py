@@ -52,6 +52,24 @@ def test_readme_quick_start_has_two_commands_and_ci_runs_the_test_one():
     assert "SKFAIR_AUDIT_DATA" in readme
 
 
+def test_readme_says_offline_first_and_step_1_installs_what_the_command_line_needs():
+    # Was: the offline note came after the commands that download; step 1 installed
+    # ".[pandas,plot]", without skops, which `skfair-audit faith` needs to load a model.
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    quick = readme[readme.index("## Quick start"):readme.index("## Reproducing the papers")]
+    offline = quick.index("SKFAIR_AUDIT_DATA")
+    assert offline < quick.index("<!-- command: main -->") < quick.index("<!-- command: test -->")
+    assert "Offline" in quick[:offline + 200]
+    extras = re.search(r'"\.\[([a-z,]+)\]"', _readme_command("main")).group(1).split(",")
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    optional = pyproject.split("[project.optional-dependencies]")[1].split("\n[")[0]
+    declared = set(re.findall(r"^(\w+) = \[", optional, re.M))
+    assert {"pandas", "plot", "skops"} <= set(extras) <= declared
+    assert re.search(r'^skops = \["skops>=', optional, re.M)
+
+
 def test_cli_help_and_errors(capsys, monkeypatch, tmp_path, closed_port_url):
     import dataclasses
 
