@@ -20,7 +20,6 @@ DEMO_DELTA = 0.04
 #: ``FaithAuditor`` default budget (in units of the squared learned fair distance), where ψ
 #: is a minimum of linear pieces and its limit law may not be Gaussian.
 DEMO_EPSILONS = (0.0, 0.1)
-DEMO_EPSILON = DEMO_EPSILONS[0]
 #: Train/audit splits over which the FaiTH verdict is repeated (``fast``: fewer).
 N_SPLITS, N_SPLITS_FAST = 20, 5
 
@@ -65,9 +64,8 @@ def _faith_split(X, y, seed, n_resamples):
     # The budget enters the audit only (fit learns the model and the metric).
     results = tuple(auditor.set_params(epsilon=e).audit(X_audit, y_audit)
                     for e in DEMO_EPSILONS)
-    auditor.set_params(epsilon=DEMO_EPSILONS[0])
     accuracy = float(np.mean(auditor.estimator_.predict(X_audit) == y_audit))
-    return auditor, FaithSplit(seed, accuracy, len(y_train), len(y_audit), results)
+    return FaithSplit(seed, accuracy, len(y_train), len(y_audit), results)
 
 
 def _demo_faith(X, y, settings, progress):
@@ -79,10 +77,7 @@ def _demo_faith(X, y, settings, progress):
              f"({settings['faith_resamples']} uniform max-t resamples each)")
 
     def every_split():
-        auditor, headline = _faith_split(X, y, seeds[0], settings["faith_resamples"])
-        others = [_faith_split(X, y, seed, settings["faith_resamples"])[1]
-                  for seed in seeds[1:]]
-        return auditor, (headline, *others)
+        return tuple(_faith_split(X, y, seed, settings["faith_resamples"]) for seed in seeds)
 
     return run_quietly(every_split, progress)
 
@@ -158,7 +153,7 @@ def _demo_selection(X_train, y_train, settings, progress):
     selector = FairModelSelector(
         model, param_grid={"logisticregression__C": [float(c) for c in path]},
         delta=DEMO_DELTA, protected=["race", "sex"], cv=0.3, on_none="fairest",
-        auditor=FaithAuditor(None, epsilon=DEMO_EPSILON,
+        auditor=FaithAuditor(None, epsilon=DEMO_EPSILONS[0],
                              n_resamples=settings["selection_resamples"]),
         random_state=settings["seed"], verbose=0,
     )
@@ -232,7 +227,7 @@ def run_demo(*, data_home=None, output="skfair_audit_report", random_state=0, fa
         print(f"  {column}: {_shares(compas.sensitive[column])}")
 
     # 1. Individual fairness of a logistic regression.
-    auditor, splits = _demo_faith(X, y, settings, progress)
+    splits = _demo_faith(X, y, settings, progress)
     headline = splits[0]
     print()
     print(f"1. FaiTH audit of a logistic regression on {', '.join(FAITH_FEATURES)}")

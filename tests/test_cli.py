@@ -98,6 +98,22 @@ def test_group_threshold_and_bounds_gate(capsys, trails):
                "upper", "--epsilon0", "0.1")[0] == EXIT_PASS
 
 
+def test_gated_bounds_report_states_the_gates_verdict(capsys, trails, tmp_path):
+    # The report's verdict and plot follow the gate of the command line, not the ungated
+    # description ("N groups have bounds that exclude a zero disparity").
+    biased, _ = trails
+    path = tmp_path / "gate.json"
+    code, out, _ = run(capsys, "group", biased, *GROUP, "--metric", "fpr", "--n-resamples",
+                       "200", "--procedure", "bounds", "--alternative", "upper", "--epsilon0",
+                       "0.1", "--report", path)
+    assert code == EXIT_UNFAIR
+    section = json.loads(path.read_text())["sections"][1]
+    verdict = section["paragraphs"][-1]
+    assert "groups have bounds on the requested side of 0.1; not: race=b" in verdict
+    caption = section["figures"][0]["caption"]
+    assert "with a bound on the wrong side of 0.1 first (red)" in caption
+
+
 def test_group_score_threshold_target_and_report(capsys, trails, tmp_path):
     biased, _ = trails
     report = tmp_path / "group.html"
@@ -341,6 +357,9 @@ def test_faith_exit_codes_json_and_report(capsys, faith_files, tmp_path):
     assert code == EXIT_UNFAIR  # the model's decisions flip with the group
     payload = json.loads(out)
     assert payload["rejected"] is True and payload["lower_bound"] > 0.05
+    # the uniformly valid method by default, as in the library (was: m-out-of-n, described
+    # as "valid at kinks too")
+    assert payload["method"] == "uniform"
     assert payload["moves"] and payload["n"] == 1500
     code, out, _ = run(capsys, "faith", "--model", model, *faith_args(folder), "--delta", "0.9",
                        "--report", tmp_path / "faith")

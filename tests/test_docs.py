@@ -256,8 +256,8 @@ def test_getting_started_first_audit_prints_what_the_page_shows(compas_bunch, ca
     # ... and it is the demonstration's audit on its first split, with its verdict
     from skfair_audit._demo import N_SPLITS, _faith_split
 
-    _, split = _faith_split(compas_bunch.data[namespace["X"].columns], compas_bunch.target,
-                            0, namespace["auditor"].n_resamples)
+    split = _faith_split(compas_bunch.data[namespace["X"].columns], compas_bunch.target,
+                         0, namespace["auditor"].n_resamples)
     demo = split.results[0]
     assert str(demo) == str(namespace["result"])
     assert demo.rejected == namespace["result"].rejected
@@ -319,3 +319,16 @@ def test_the_prose_scanner_finds_typed_results():
     assert _prose_numbers("the bound is 0.0547 (90%), i.e. 1.87 points; ``x = 0.3``") == {
         "0.0547", "90%", "1.87"}
     assert _prose_numbers(".. code-block:: python\n\n    a = 0.123\n\nfairaudit 0.0.1") == set()
+
+
+def test_demo_budgets_are_the_compas_table_benchmarks():
+    # The demo audits FaiTH at eps = 0 and at the documented eps > 0 of the COMPAS Table 1
+    # benchmark (the FaithAuditor default budget), so that the non-Gaussian machinery runs on
+    # real data in the demo too.
+    from skfair_audit._demo import DEMO_DELTA, DEMO_EPSILONS
+    from skfair_audit.faith import FaithAuditor
+
+    settings = _load("faith_compas_table.json")["settings"]
+    assert [float(e) for e in settings["epsilons"]] == list(DEMO_EPSILONS)
+    assert DEMO_EPSILONS[1] == FaithAuditor(None).epsilon > 0
+    assert settings["delta"] == DEMO_DELTA

@@ -95,6 +95,7 @@ def test_cli_help_and_errors(capsys, monkeypatch, tmp_path, closed_port_url):
 def test_demo_runs_on_real_data(compas_bunch, capsys, tmp_path, parse_report):
     """The README's main job end to end (``--fast``: fewer resamples, candidates, splits)."""
     import json
+    import re
 
     from skfair_audit._cli import EXIT_PASS, main
     from skfair_audit._demo import DEMO_EPSILONS, N_SPLITS_FAST
@@ -128,7 +129,10 @@ def test_demo_runs_on_real_data(compas_bunch, capsys, tmp_path, parse_report):
     assert list(sections) == ["data", "faith", "faith_eps1", "faith_splits", "ppv_bounds",
                               "ppv_flags", "fpr_flags", "selection"]
     assert report["command"].startswith("skfair-audit demo --fast")
-    assert (output / "report.md").read_text().startswith("# skfair_audit demonstration")
+    markdown = (output / "report.md").read_text()
+    assert markdown.startswith("# skfair_audit demonstration")
+    links = re.findall(r"!\[[^\]]*\]\((figures/[^)]+\.png)\)", markdown)
+    assert len(links) == 7 and all((output / link).is_file() for link in links)
     # the guarantee says what it is conditional on, and the verdict's share over the splits
     splits = sections["faith_splits"]
     rows = splits["tables"][0]["rows"]
