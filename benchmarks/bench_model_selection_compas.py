@@ -45,9 +45,11 @@ Choices the paper leaves open:
   ``ℒ(Z, β) + λ‖β‖₁`` with ℒ the summed loss, so ``C`` and the paper's ``1/λ`` are compared
   directly (with ~2,600 training rows instead of the paper's unknown size).
 
-``--repeats R`` reruns the whole procedure for R split seeds (the paper uses 50) and reports how
-often sex is dropped, the selected model passes on the audit split, and the unpenalised LR is
-rejected.
+``--repeats R`` reruns the whole procedure for R split seeds (the paper uses 50) and reports,
+per split and over the splits, which variables the selected model keeps (how often each is
+kept), the order in which the variables enter along a 300-value path on the split's training
+part (and how often it is the paper's), the selected C, whether the selected model passes on
+the audit split and whether the unpenalised LR is rejected.
 
 Writes ``benchmarks/results/model_selection_compas.json``, ``model_selection_tradeoff.png``
 (Figure 3) and ``model_selection_coef_path.png`` (Figure 4, on a 300-value path over the same
@@ -148,6 +150,7 @@ def model():
     return make_pipeline(encoder(), l1_logistic_regression())
 
 
+
 def audit(estimator, X_fit, y_fit, X_audit, y_audit, args):
     auditor = FaithAuditor(
         FrozenEstimator(estimator), protected=PROTECTED, epsilon=args.epsilon, delta=args.delta,
@@ -165,6 +168,26 @@ def audit(estimator, X_fit, y_fit, X_audit, y_audit, args):
         "audit_error": float(np.mean(estimator.predict(X_audit) != y_audit)),
         "n_audit": int(result.n),
     }
+
+
+#: The paper names the race variable "race"; ours is its Caucasian indicator.
+PAPER_NAMES = {"race (Caucasian)": "race"}
+
+
+def fine_entry_order(selector, X_train, y_train):
+    """``[(variable, C where it enters)]`` along 300 values of C over the selector's range."""
+    c_values = [p["logisticregression__C"] for p in selector.cv_results_["params"]]
+    fine_c = np.geomspace(c_values[0], c_values[-1], 300)
+    fine = coefficient_path(model(), {"logisticregression__C": list(fine_c)}, X_train, y_train)
+    entry = [(READABLE.get(name, name), float(fine_c[index]))
+             for name, index in fine.entry_order()]
+    return entry, fine, fine_c
+
+
+def paper_order(entry):
+    """Our entry order in the paper's names, restricted to the paper's six variables."""
+    names = [PAPER_NAMES.get(name, name) for name, _ in entry]
+    return [n for n in names if n in PAPER["entry_order"]]
 
 
 def run(X, y, seed, args, *, full=False):
@@ -187,10 +210,15 @@ def run(X, y, seed, args, *, full=False):
     X_audit, y_audit = X.iloc[held_out], y[held_out]
     names = [str(n) for n in selector.best_estimator_[0].get_feature_names_out()]
     coef = selector.best_estimator_[-1].coef_.ravel()
+    entry, _, _ = fine_entry_order(selector, X.iloc[train], y[train])
     out = {
         "seed": seed,
         "selected_C": selector.best_params_["logisticregression__C"],
         "selected_features": [n for n, c in zip(names, coef, strict=True) if c != 0],
+        "kept_variables": [READABLE.get(n, n) for n, c in zip(names, coef, strict=True)
+                           if c != 0],
+        "entry_order": entry,
+        "entry_order_as_paper": paper_order(entry) == PAPER["entry_order"],
         "sex_dropped": bool(coef[names.index("sex_Male")] == 0),
         "race_dropped": bool(coef[names.index("race_Caucasian")] == 0),
         "selected_audit": audit(selector.best_estimator_, X_rest, y_rest, X_audit, y_audit, args),
@@ -245,15 +273,8 @@ def main(argv=None):
     path = coefficient_path(model(), selector.cv_results_["params"], X.iloc[train], y[train])
     table = path_table(selector, path)
     # A finer path over the same range shows the order in which the variables enter.
-    grid = selector.cv_results_["params"]
-    c_values = [p["logisticregression__C"] for p in grid]
-    fine_c = np.geomspace(c_values[0], c_values[-1], 300)
-    fine = coefficient_path(
-        model(), {"logisticregression__C": list(fine_c)}, X.iloc[train], y[train]
-    )
-    entry = [
-        (READABLE.get(name, name), float(fine_c[index])) for name, index in fine.entry_order()
-    ]
+    c_values = [p["logisticregression__C"] for p in selector.cv_results_["params"]]
+    entry, fine, fine_c = fine_entry_order(selector, X.iloc[train], y[train])
 
     print(f"COMPAS aa/caucasian: {len(y)} rows; train {len(train)}, validation {len(val)}, "
           f"audit {len(held_out)}; delta={args.delta}, epsilon={args.epsilon}, "
@@ -318,6 +339,22 @@ def main(argv=None):
             np.mean(["sex_Male" not in r["refit_on_train_and_validation"]["features"]
                      for r in repeats])
         ),
+        "selected_C_quantiles_10_50_90": np.quantile(
+            [r["selected_C"] for r in repeats], [0.1, 0.5, 0.9]).tolist(),
+        # how often each variable is kept by the selected model, over the splits
+        "kept_share": {
+            READABLE.get(n, n): float(np.mean([READABLE.get(n, n) in r["kept_variables"]
+                                               for r in repeats]))
+            for n in path.feature_names
+        },
+        "entry_order_as_paper": float(np.mean([r["entry_order_as_paper"] for r in repeats])),
+        # the position (1 = first) at which each of the paper's variables enters, per split
+        "entry_positions": {
+            v: [paper_order(r["entry_order"]).index(v) + 1
+                if v in paper_order(r["entry_order"]) else None for r in repeats]
+            for v in PAPER["entry_order"]
+        },
+        "entry_orders": [paper_order(r["entry_order"]) for r in repeats],
     }
     print("repeats:", json.dumps(summary, indent=2))
 

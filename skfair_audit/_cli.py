@@ -14,7 +14,8 @@ Exit codes, usable as a gate in a CI pipeline:
   flagged; ``group --procedure threshold``: some non-empty group is not certified;
   ``group --procedure bounds --epsilon0 E``: some non-empty group's bound does not certify
   the requested side of ``E`` (without ``--epsilon0`` bounds are descriptive: exit 0);
-* ``2`` — an error (bad input, missing file or column, missing optional dependency).
+* ``2`` — an error (bad input, missing file or column, missing optional dependency, or a
+  group audit that cannot fail: every non-empty group is the whole sample).
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from ._console import (
     EXIT_UNFAIR,
     Progress,
     add_common,
+    check_report_path,
     command_line,
     finite,
+    in_option_words,
     positive_int,
     print_table,
     probability,
@@ -211,8 +214,29 @@ def _read_trail(args, progress):
     return frame, y, y_pred, pos_label
 
 
+def _summarise(args, progress, y, y_pred, protected, pos_label):
+    """The audit summary; an audit that cannot fail is an error here, not a pass."""
+    import warnings
+
+    from .group import AuditSummary, VacuousAuditWarning
+
+    def summarise():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", VacuousAuditWarning)
+            return AuditSummary.from_rows(y, y_pred, protected, metric=args.metric,
+                                          target=args.target, pos_label=pos_label,
+                                          depth=args.depth, min_size=args.min_size)
+
+    try:
+        return run_quietly(summarise, progress)
+    except VacuousAuditWarning as exc:
+        raise UserError(
+            f"--protected {' '.join(args.protected)}: nothing to audit: {first_line(exc)} "
+            "(an audit that cannot fail must not pass a gate)."
+        ) from None
+
+
 def _run_group(args, argv=()) -> int:
-    from .group import AuditSummary
     from .group._summary import ALTERNATIVES, DEFAULT_ALTERNATIVES
     from .report import AuditReport, data_section, group_section
     from .utils import json_safe
@@ -232,11 +256,12 @@ def _run_group(args, argv=()) -> int:
     frame, y, y_pred, pos_label = _read_trail(args, progress)
     progress(f"{len(frame):,} rows; summarising the intersections of "
              f"{', '.join(args.protected)}")
-    summary = run_quietly(AuditSummary.from_rows, progress, y, y_pred, frame[args.protected],
-                          metric=args.metric, target=args.target, pos_label=pos_label,
-                          depth=args.depth, min_size=args.min_size)
+    summary = _summarise(args, progress, y, y_pred, frame[args.protected], pos_label)
     epsilon0 = args.epsilon0 if procedure == "bounds" or args.epsilon0 is not None else 0.0
-    progress(f"{procedure}: {summary.groups.n_groups} groups, metric {args.metric}"
+    n_active = int(summary.active.sum())
+    empty = summary.groups.n_groups - n_active
+    progress(f"{procedure}: {n_active} non-empty groups"
+             + (f" ({empty} empty, left out)" if empty else "") + f", metric {args.metric}"
              + ("" if procedure == "flag" else f", {args.n_resamples} bootstrap resamples"))
     bootstrap = dict(n_resamples=args.n_resamples, random_state=args.random_state)
     run = {
@@ -285,9 +310,11 @@ def _run_group(args, argv=()) -> int:
                 data_section({"file": str(args.data), "rows": len(frame),
                               "label": args.label, "prediction": prediction,
                               "protected columns": ", ".join(args.protected),
-                              "groups audited": summary.groups.n_groups}),
+                              "non-empty groups audited": n_active,
+                              "empty groups (left out)": empty}),
                 group_section(result, title=f"Group audit: {procedure}",
-                              target_description=str(args.target)),
+                              target_description=str(args.target),
+                              epsilon0=args.epsilon0 if procedure == "bounds" else None),
             ),
             command=command_line(argv),
         )
@@ -301,6 +328,10 @@ def main(argv=None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "report", None):
+            check_report_path(args.report)
+        if getattr(args, "output", None) and not getattr(args, "no_report", False):
+            check_report_path(args.output, "--output")
         return args.handler(args, argv)
     except UserError as exc:
         print(f"skfair-audit: error: {exc}", file=sys.stderr)
@@ -308,7 +339,7 @@ def main(argv=None) -> int:
         print(f"skfair-audit: error: {first_line(exc)}", file=sys.stderr)
     except (ValueError, TypeError, KeyError) as exc:
         # The library's validation messages: bad values in the data or the options.
-        print(f"skfair-audit: error: {first_line(exc)}", file=sys.stderr)
+        print(f"skfair-audit: error: {in_option_words(first_line(exc))}", file=sys.stderr)
     except KeyboardInterrupt:
         print("skfair-audit: interrupted", file=sys.stderr)
     return EXIT_ERROR

@@ -67,9 +67,9 @@ def add_parser(sub):
                        help="tolerated increase of the error rate (H0: statistic <= delta)")
     faith.add_argument("--method", choices=("uniform", "m-out-of-n", "numerical",
                                             "nonparametric", "subsampling"), default="uniform",
-                       help="inference: uniform (default; bounds valid uniformly, also near the "
-                            "kinks of the audit curve) or one of the paper's bootstraps "
-                            "(pointwise valid)")
+                       help="inference method (default uniform: bounds valid uniformly, at and "
+                            "near the kinks of epsilon -> psi too; the bootstraps m-out-of-n, "
+                            "numerical, subsampling are valid pointwise only)")
     faith.add_argument("--confidence-level", type=probability, default=0.95,
                        metavar="LEVEL", help="confidence level (default 0.95: a 5%% test)")
     faith.add_argument("--confidence", type=probability, dest="confidence_level",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import sys
 import time
@@ -35,9 +36,31 @@ class Progress:
             print(f"skfair-audit: warning: {message}", file=self.stream, flush=True)
 
 
-def write_report(report, path, progress):
-    """Write the report into ``path`` (a folder, or ``.html`` / ``.json`` / ``.md`` file)."""
+REPORT_SUFFIXES = (".html", ".htm", ".json", ".md")
+
+
+def check_report_path(path, option="--report"):
+    """``--report``: a folder, or a file whose suffix names one of the report's formats.
+
+    Checked before the audit runs, so that a typo (``rep.pdf``) does not cost the audit and
+    is not silently written as a folder of that name.
+    """
     path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix and suffix not in REPORT_SUFFIXES and not path.is_dir():
+        raise UserError(
+            f"{option} {str(path)!r}: a report is written as HTML, JSON or Markdown, not "
+            f"{suffix}; give a file ending in {', '.join(REPORT_SUFFIXES)} or a folder (no "
+            "suffix) for all three with the figures."
+        )
+    if path.exists() and not path.is_dir() and not suffix:
+        raise UserError(f"{option} {str(path)!r} is an existing file, not a folder.")
+    return path
+
+
+def write_report(report, path, progress, option="--report"):
+    """Write the report into ``path`` (a folder, or ``.html`` / ``.json`` / ``.md`` file)."""
+    path = check_report_path(path, option)
     suffix = path.suffix.lower()
     try:
         if suffix in (".html", ".htm"):
@@ -58,6 +81,22 @@ def write_report(report, path, progress):
         raise UserError(f"cannot write the report to {str(path)!r}: {first_line(exc)}") from None
     progress(f"report written: {', '.join(str(p) for p in written)}")
     return written
+
+
+#: Parameters of the library that the command line spells as options: its error messages
+#: name parameters (the library knows nothing of the command line), the command line's name
+#: the options.
+OPTION_NAMES = {
+    "pos_label": "--pos-label", "epsilon0": "--epsilon0", "n_resamples": "--n-resamples",
+    "random_state": "--random-state", "min_size": "--min-size",
+    "confidence_level": "--confidence-level",
+}
+_OPTION_PATTERN = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?![\w-])")
+
+
+def in_option_words(message):
+    """A library message with its parameter names replaced by the command line's options."""
+    return _OPTION_PATTERN.sub(lambda match: OPTION_NAMES[match.group(1)], message)
 
 
 def command_line(argv):

@@ -193,7 +193,13 @@ def load_model(path, *, trust=(), unsafe_pickle=False, progress=None):
         try:
             model = joblib.load(path)
         except Exception as exc:  # a broken pickle can raise almost anything
-            raise UserError(f"cannot load {str(path)!r}: {first_line(exc)}") from None
+            # ... often with a message that means nothing alone (a KeyError of an opcode: "89")
+            raise UserError(
+                f"cannot load {str(path)!r} as a pickle/joblib file "
+                f"({type(exc).__name__}: {first_line(exc)}): it is not a model written by "
+                "joblib.dump or pickle.dump, is truncated, or needs other versions of the "
+                "libraries it was saved with."
+            ) from None
     else:
         try:
             import skops.io as sio

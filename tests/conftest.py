@@ -131,3 +131,81 @@ def closed_port_url():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}/missing.csv"
+
+
+# -- reports: parsed by a real HTML5 parser -------------------------------------------------
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@dataclass(frozen=True)
+class ParsedReport:
+    """An HTML report parsed by html5lib (strict: any parse error fails), with its parts."""
+
+    root: object  # xml.etree Element of <html>
+
+    def all(self, tag):
+        return self.root.findall(f".//{tag}")
+
+    @property
+    def sections(self):
+        return [s.get("id") for s in self.all("section")]
+
+    @property
+    def headings(self):
+        return ["".join(h.itertext()) for h in self.all("h1") + self.all("h2")]
+
+    @property
+    def images(self):
+        return [dict(img.attrib) for img in self.all("img")]
+
+    @property
+    def links(self):
+        return [a.get("href") for a in self.all("a")]
+
+    @property
+    def tables(self):
+        return [{"header": ["".join(th.itertext()) for th in t.findall("./thead/tr/th")],
+                 "rows": len(t.findall(".//tr"))} for t in self.all("table")]
+
+    def text(self, element_id):
+        element = self.root.find(f".//*[@id='{element_id}']")
+        return " ".join("".join(element.itertext()).split())
+
+
+def parse_report_html(html, *, folder=None):
+    """Parse ``html`` with html5lib in strict mode and check that it holds together.
+
+    Every start tag must be closed where HTML5 requires it (a parse error raises); every
+    ``id`` is unique; every in-page anchor ``#x`` names an ``id``; every image is a PNG,
+    inline (``data:`` URI) or, with ``folder``, a file relative to it; no script, no external
+    stylesheet.
+    """
+    import base64
+
+    html5lib = pytest.importorskip("html5lib")
+    parser = html5lib.HTMLParser(strict=True, namespaceHTMLElements=False)
+    root = parser.parse(html)  # raises html5lib.html5parser.ParseError on a broken document
+    report = ParsedReport(root)
+    ids = [e.get("id") for e in root.iter() if e.get("id") is not None]
+    assert len(ids) == len(set(ids)), f"duplicate ids: {sorted(ids)}"
+    for href in report.links:
+        assert href and href.startswith("#") and href[1:] in ids, f"dangling link {href!r}"
+    for image in report.images:
+        src = image.get("src", "")
+        assert image.get("alt"), f"image without alt text: {src[:60]}"
+        prefix = "data:image/png;base64,"
+        if src.startswith(prefix):
+            data = base64.b64decode(src[len(prefix):], validate=True)
+        else:
+            assert folder is not None and not src.startswith(("http:", "https:", "/")), src
+            data = (Path(folder) / src).read_bytes()
+        assert data.startswith(PNG_MAGIC), f"not a PNG: {src[:60]}"
+    assert not report.all("script"), "reports carry no script"
+    assert not [link for link in report.all("link") if link.get("rel") == "stylesheet"]
+    return report
+
+
+@pytest.fixture
+def parse_report():
+    """:func:`parse_report_html` (html5lib, strict), for the tests of every report."""
+    return parse_report_html

@@ -98,6 +98,22 @@ def test_group_threshold_and_bounds_gate(capsys, trails):
                "upper", "--epsilon0", "0.1")[0] == EXIT_PASS
 
 
+def test_gated_bounds_report_states_the_gates_verdict(capsys, trails, tmp_path):
+    # The report's verdict and plot follow the gate of the command line, not the ungated
+    # description ("N groups have bounds that exclude a zero disparity").
+    biased, _ = trails
+    path = tmp_path / "gate.json"
+    code, out, _ = run(capsys, "group", biased, *GROUP, "--metric", "fpr", "--n-resamples",
+                       "200", "--procedure", "bounds", "--alternative", "upper", "--epsilon0",
+                       "0.1", "--report", path)
+    assert code == EXIT_UNFAIR
+    section = json.loads(path.read_text())["sections"][1]
+    verdict = section["paragraphs"][-1]
+    assert "groups have bounds on the requested side of 0.1; not: race=b" in verdict
+    caption = section["figures"][0]["caption"]
+    assert "with a bound on the wrong side of 0.1 first (red)" in caption
+
+
 def test_group_score_threshold_target_and_report(capsys, trails, tmp_path):
     biased, _ = trails
     report = tmp_path / "group.html"
@@ -162,8 +178,87 @@ def test_group_bad_inputs_are_one_line_errors(capsys, trails, tmp_path):
                        "--alternative", "within")
     assert_one_line_error(code, err, "--alternative", "greater, less, two-sided")
     code, _, err = run(capsys, "group", biased, "--label", "race", "--prediction", "sex",
-                       "--protected", "note", "--metric", "fpr")
-    assert_one_line_error(code, err, "pos_label")
+                       "--protected", "race", "--metric", "fpr")
+    # the library names its parameter, the command line its option
+    assert_one_line_error(code, err, "pass --pos-label to say which label is positive")
+    assert "pos_label" not in err
+
+
+def test_library_errors_name_parameters_not_command_line_options():
+    # Was: group/_metrics.py said "pass pos_label (--pos-label on the command line)".
+    import ast
+    import pathlib
+
+    import skfair_audit
+
+    package = pathlib.Path(skfair_audit.__file__).parent
+    command_line = {"_cli.py", "_cli_faith.py", "_console.py", "_io.py", "_demo.py"}
+    offenders = []
+    for path in package.rglob("*.py"):
+        if path.parent == package and path.name in command_line:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if any(f"--{name}" in node.value for name in
+                       ("pos-label", "epsilon0", "n-resamples", "random-state", "protected",
+                        "min-size", "confidence-level", "metric", "label", "report")):
+                    offenders.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert not offenders, offenders
+
+
+def test_one_group_audit_is_an_error_not_a_pass(capsys, trails, tmp_path):
+    # Was: a single-level --protected column gave "disparity 0", "no group flagged" and exit 0.
+    biased, _ = trails
+    code, out, err = run(capsys, "group", biased, "--label", "y", "--prediction", "pred",
+                         "--protected", "note", "--metric", "fpr")
+    assert_one_line_error(code, err, "--protected note", "nothing to audit",
+                          "0 by construction")
+    assert "no group flagged" not in out
+    # the library warns (and the result is still returned)
+    from skfair_audit.group import DegenerateBootstrapWarning, VacuousAuditWarning, flag_groups
+
+    frame = pd.read_csv(biased)
+    with pytest.warns(VacuousAuditWarning, match="whole audit sample"), \
+            pytest.warns(DegenerateBootstrapWarning, match="zero standard error"):
+        res = flag_groups(frame.y, frame.pred, frame[["note"]], metric="fpr")
+    assert res.estimates.tolist() == [0.0]
+    # a single group against a known target is a genuine audit: no warning
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", VacuousAuditWarning)
+        flag_groups(frame.y, frame.pred, frame[["note"]], metric="fpr", target=0.1)
+        flag_groups(frame.y, frame.pred, frame[["race"]], metric="fpr")
+
+
+def test_progress_counts_the_non_empty_groups_the_table_lists(capsys, trails, tmp_path):
+    # Was: "flag: 66 groups" on stderr above a table of 65 non-empty groups (the empty
+    # intersections counted). Here race=b & sex=M has no negatives: empty for the FPR.
+    biased, _ = trails
+    frame = pd.read_csv(biased)
+    frame = frame[~((frame.race == "b") & (frame.sex == "M") & (frame.y == 0))]
+    path = tmp_path / "holes.csv"
+    frame.to_csv(path, index=False)
+    code, out, err = run(capsys, "group", path, "--label", "y", "--prediction", "pred",
+                         "--protected", "race", "sex", "--metric", "fpr")
+    assert code in (EXIT_PASS, EXIT_UNFAIR)
+    listed = out.split("non-empty groups")[0].rsplit(";", 1)[1].strip()
+    assert "flag: 7 non-empty groups (1 empty, left out)" in err
+    assert listed == "7"
+
+
+def test_report_with_an_unknown_suffix_is_refused_before_the_audit(capsys, trails, tmp_path):
+    # Was: --report rep.pdf silently created a folder named rep.pdf.
+    biased, _ = trails
+    target = tmp_path / "rep.pdf"
+    code, out, err = run(capsys, "group", biased, *GROUP, "--report", target)
+    assert_one_line_error(code, err, "--report", "rep.pdf", ".pdf", ".html, .htm, .json, .md")
+    assert not target.exists() and out == ""
+    for name in ("rep.html", "rep.json", "rep.md", "folder"):
+        code, _, err = run(capsys, "group", biased, *GROUP, "--report", tmp_path / name)
+        assert code in (EXIT_PASS, EXIT_UNFAIR), err
+    assert (tmp_path / "folder" / "report.html").is_file()
+    assert (tmp_path / "rep.html").read_text().startswith("<!DOCTYPE html>")
 
 
 def test_options_carry_the_library_names_and_old_spellings_still_work(capsys, trails):
@@ -262,6 +357,9 @@ def test_faith_exit_codes_json_and_report(capsys, faith_files, tmp_path):
     assert code == EXIT_UNFAIR  # the model's decisions flip with the group
     payload = json.loads(out)
     assert payload["rejected"] is True and payload["lower_bound"] > 0.05
+    # the uniformly valid method by default, as in the library (was: m-out-of-n, described
+    # as "valid at kinks too")
+    assert payload["method"] == "uniform"
     assert payload["moves"] and payload["n"] == 1500
     code, out, _ = run(capsys, "faith", "--model", model, *faith_args(folder), "--delta", "0.9",
                        "--report", tmp_path / "faith")
@@ -341,6 +439,22 @@ def test_pickle_is_refused_without_the_unsafe_flag(capsys, faith_files):
                          "--delta", "0.05", "--unsafe-pickle")
     assert code == EXIT_UNFAIR
     assert "WARNING" in err and "executes any code" in err  # loud, even with --quiet
+
+
+def test_unreadable_pickle_says_what_is_wrong(capsys, faith_files, tmp_path):
+    # Was: "cannot load 'garbage.joblib': 89" (the KeyError of a pickle opcode).
+    folder, _ = faith_files
+    garbage = tmp_path / "garbage.joblib"
+    garbage.write_bytes(b"Y" + bytes(range(200)))
+    code, _, err = run(capsys, "faith", "--model", garbage, *faith_args(folder),
+                       "--delta", "0.05", "--unsafe-pickle")
+    assert_one_line_error(code, err, "garbage.joblib", "as a pickle/joblib file", "KeyError",
+                          "not a model written by joblib.dump or pickle.dump")
+    truncated = tmp_path / "truncated.pkl"
+    truncated.write_bytes((folder / "model.pkl").read_bytes()[:300])
+    code, _, err = run(capsys, "faith", "--model", truncated, *faith_args(folder),
+                       "--delta", "0.05", "--unsafe-pickle")
+    assert_one_line_error(code, err, "truncated.pkl", "is truncated")
 
 
 def test_missing_skops_names_the_extra(capsys, faith_files, monkeypatch):

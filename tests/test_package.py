@@ -52,6 +52,24 @@ def test_readme_quick_start_has_two_commands_and_ci_runs_the_test_one():
     assert "SKFAIR_AUDIT_DATA" in readme
 
 
+def test_readme_says_offline_first_and_step_1_installs_what_the_command_line_needs():
+    # Was: the offline note came after the commands that download; step 1 installed
+    # ".[pandas,plot]", without skops, which `skfair-audit faith` needs to load a model.
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    quick = readme[readme.index("## Quick start"):readme.index("## Reproducing the papers")]
+    offline = quick.index("SKFAIR_AUDIT_DATA")
+    assert offline < quick.index("<!-- command: main -->") < quick.index("<!-- command: test -->")
+    assert "Offline" in quick[:offline + 200]
+    extras = re.search(r'"\.\[([a-z,]+)\]"', _readme_command("main")).group(1).split(",")
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    optional = pyproject.split("[project.optional-dependencies]")[1].split("\n[")[0]
+    declared = set(re.findall(r"^(\w+) = \[", optional, re.M))
+    assert {"pandas", "plot", "skops"} <= set(extras) <= declared
+    assert re.search(r'^skops = \["skops>=', optional, re.M)
+
+
 def test_cli_help_and_errors(capsys, monkeypatch, tmp_path, closed_port_url):
     import dataclasses
 
@@ -74,37 +92,65 @@ def test_cli_help_and_errors(capsys, monkeypatch, tmp_path, closed_port_url):
 
 
 @pytest.mark.real_data
-def test_demo_runs_on_real_data(compas_bunch, capsys, tmp_path):
-    """The README's main job end to end (``--fast``: fewer resamples and candidates)."""
+def test_demo_runs_on_real_data(compas_bunch, capsys, tmp_path, parse_report):
+    """The README's main job end to end (``--fast``: fewer resamples, candidates, splits)."""
     import json
-    from html.parser import HTMLParser
+    import re
 
     from skfair_audit._cli import EXIT_PASS, main
+    from skfair_audit._demo import DEMO_EPSILONS, N_SPLITS_FAST
+    from skfair_audit.faith import FaithAuditor
 
     output = tmp_path / "report"
     assert main(["demo", "--fast", "--output", str(output)]) == EXIT_PASS
     out, err = capsys.readouterr()
     assert "5,278 defendants" in out and "6,172 defendants" in out
-    assert "epsilon = 0" in out and "delta = 0.04" in out
+    assert "delta = 0.04" in out
+    # FaiTH at eps = 0 and at the documented eps > 0 (the FaithAuditor default, as in the
+    # COMPAS Table 1 benchmark), on the headline split and over several splits
+    assert DEMO_EPSILONS == (0.0, FaithAuditor(None).epsilon)
+    assert "FaiTH audit (uniform bounds, n=1584, K=144 cells, epsilon=0)" in out
+    assert "FaiTH audit (uniform bounds, n=1584, K=144 cells, epsilon=0.1)" in out
+    assert f"Over {N_SPLITS_FAST} train/audit splits (seeds 0-{N_SPLITS_FAST - 1}" in out
+    assert "conditional on one fitted model" in out
     # the paper's PPV comparison: African-American minus Caucasian PPV is +0.0547
     assert "+0.0547" in out
     assert "3 group(s) flagged: sex=Female;" in out
-    assert "Report written to" in out and "FaiTH audit" in err  # progress on stderr
+    assert "13 of 72 non-empty groups flagged: race=African-American;" in out
+    assert "Report written to" in out and "FaiTH" in err  # progress on stderr
+    assert "m-out-of-n" not in err  # the progress names the method that runs (uniform)
 
-    class Images(HTMLParser):
-        sources = []
-
-        def handle_starttag(self, tag, attrs):
-            if tag == "img":
-                self.sources.append(dict(attrs)["src"])
-
-    parser = Images()
-    parser.feed((output / "report.html").read_text())
-    # heat map, PPV bounds, two flag plots, trade-off
-    assert len(parser.sources) == 5
-    assert all(s.startswith("data:image/png;base64,iVBORw0KGgo") for s in parser.sources)
+    parsed = parse_report((output / "report.html").read_text(), folder=output)
+    # two heat maps, the splits, PPV bounds, two flag plots, trade-off
+    assert len(parsed.images) == 7
+    assert all(i["src"].startswith("data:image/png;base64,iVBORw0KGgo") for i in parsed.images)
     report = json.loads((output / "report.json").read_text())
-    keys = [s["key"] for s in report["sections"]]
-    assert keys == ["data", "faith", "ppv_bounds", "ppv_flags", "fpr_flags", "selection"]
+    sections = {s["key"]: s for s in report["sections"]}
+    assert list(sections) == ["data", "faith", "faith_eps1", "faith_splits", "ppv_bounds",
+                              "ppv_flags", "fpr_flags", "selection"]
     assert report["command"].startswith("skfair-audit demo --fast")
-    assert (output / "report.md").read_text().startswith("# skfair_audit demonstration")
+    markdown = (output / "report.md").read_text()
+    assert markdown.startswith("# skfair_audit demonstration")
+    links = re.findall(r"!\[[^\]]*\]\((figures/[^)]+\.png)\)", markdown)
+    assert len(links) == 7 and all((output / link).is_file() for link in links)
+    # the guarantee says what it is conditional on, and the verdict's share over the splits
+    splits = sections["faith_splits"]
+    rows = splits["tables"][0]["rows"]
+    assert [r[0] for r in rows] == list(range(N_SPLITS_FAST))
+    rejected = sum(r[4] for r in rows)
+    assert f"rejected for the models of {rejected} of {N_SPLITS_FAST} splits" in \
+        sections["faith"]["guarantee"]
+    assert "about this one fitted model" in sections["faith"]["guarantee"]
+    assert f"rejected for the models of {rejected} of {N_SPLITS_FAST}" in report["outcome"]
+    headline = sections["faith"]["summary"]
+    assert rows[0][2] == headline["statistic ψ̂"] and rows[0][3] == headline[
+        "one-sided lower bound"]
+    assert sections["faith_eps1"]["summary"]["ε (budget)"] == 0.1
+    # the data section shows the rate of the data it describes (the terminal's 0.470)
+    data = sections["data"]["summary"]
+    assert f"{data['FaiTH data: two-year recidivism rate']:.3f}" == "0.470"
+    assert f"two-year recidivism rate: {compas_bunch.target.mean():.3f}" in out
+    assert f"{data['group-audit data: two-year recidivism rate']:.4f}" == "0.4551"
+    # the FPR figure shows the 13 flagged groups first, and says so
+    caption = sections["fpr_flags"]["figures"][0]["caption"]
+    assert "the 13 group(s) flagged first (red)" in caption and "lowest" not in caption

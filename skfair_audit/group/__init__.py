@@ -39,7 +39,7 @@ from ._results import (
     GroupFlagResult,
 )
 from ._rkhs import RKHSBoundsResult, TiltBound, rkhs_tilt_bounds
-from ._summary import AuditSummary, TrailSummary
+from ._summary import AuditSummary, TrailSummary, VacuousAuditWarning
 
 __all__ = [
     "AuditSummary",
@@ -57,6 +57,7 @@ __all__ = [
     "ResultTable",
     "TiltBound",
     "TrailSummary",
+    "VacuousAuditWarning",
     "Verdict",
     "audit_score",
     "available_metrics",

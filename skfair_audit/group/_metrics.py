@@ -55,8 +55,7 @@ def _binary_pos_mask(arr: np.ndarray, pos_label, name: str, metric: str):
         else:
             raise ValueError(
                 f"metric {metric!r}: labels {sorted_levels(observed)} are not in {{0, 1}} or "
-                "{-1, 1}; pass pos_label (--pos-label on the command line) to say which label "
-                "is positive."
+                "{-1, 1}; pass pos_label to say which label is positive."
             )
     hits = [k for k, label in enumerate(labels) if _equal(label, pos_label)]
     if not hits:

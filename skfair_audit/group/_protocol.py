@@ -77,7 +77,8 @@ class GroupAuditResult:
     - :meth:`guarantee` — the statistical guarantee, in plain words;
     - :meth:`key_figures` — the level, the target and the other numbers of the audit;
 
-    plus ``plot()`` and :attr:`interval_description` (what the plotted bars mean).
+    plus ``plot()``, :attr:`interval_description` (what the plotted bars mean) and
+    :meth:`plot_order` (which groups the plot shows, the ones the verdict names first).
     """
 
     #: The procedure that produced the result ("bounds", "threshold", "flag", ...).
@@ -147,6 +148,84 @@ class GroupAuditResult:
         """
         return {"metric": self.metric, "target θ": self.target, "audit rows": self.n,
                 "groups": int(self.active.sum())}
+
+    def plot_order(self, max_groups=40, min_size=1, epsilon0=None) -> np.ndarray:
+        """The groups ``plot()`` draws, top to bottom (indices into ``names``).
+
+        The groups the text of the audit talks about come first: those the verdict names
+        (flagged, not certified, or with a bound on the wrong side of ``epsilon0``; for
+        bounds without a threshold, those whose bounds exclude a zero disparity). The other
+        non-empty groups with at least ``min_size`` rows follow, the most extreme in the
+        direction the audit looks first: decreasing disparity for ``"greater"`` and
+        ``"lower"``, increasing for ``"less"`` and ``"upper"``, decreasing absolute disparity
+        otherwise. At most ``max_groups`` are returned, so a plot never leaves out
+        a named group to show an unremarkable one.
+
+        Parameters
+        ----------
+        max_groups : int
+        min_size : int
+        epsilon0 : float, optional
+            The threshold of a gated bounds audit (see :meth:`verdict`).
+
+        Returns
+        -------
+        ndarray of int
+        """
+        values = np.asarray(self._plot_values(), dtype=float)
+        named = self._emphasised(epsilon0)
+        shown = np.flatnonzero(self.active & np.isfinite(values)
+                               & (np.asarray(self.sizes) >= min_size))
+        sign = {"greater": -1.0, "lower": -1.0, "less": 1.0, "upper": 1.0}.get(
+            getattr(self, "alternative", None), None)
+        # Two-sided claims (|ε(G)| > ε0, |ε(G)| < ε0, intervals) are about the distance from 0.
+        key = sign * values[shown] if sign is not None else -np.abs(values[shown])
+        order = shown[np.lexsort((key, ~named[shown]))]
+        return order[:max_groups]
+
+    def describe_plot(self, max_groups=40, min_size=1, epsilon0=None) -> str:
+        """Which groups ``plot()`` shows and in which order, in one sentence (a caption).
+
+        Parameters
+        ----------
+        max_groups, min_size : int
+        epsilon0 : float, optional
+            As in :meth:`plot_order`.
+
+        Returns
+        -------
+        str
+        """
+        order = self.plot_order(max_groups, min_size, epsilon0)
+        n_named = int(self._emphasised(epsilon0)[order].sum())
+        n_total = int(self.active.sum())
+        sign = {"greater": "decreasing disparity", "lower": "decreasing disparity",
+                "less": "increasing disparity", "upper": "increasing disparity"}.get(
+            getattr(self, "alternative", None), "decreasing absolute disparity")
+        shown = (f"all {n_total} non-empty groups" if order.size == n_total
+                 else f"{order.size} of {n_total} non-empty groups (the others are in the "
+                      "table)")
+        if n_named:
+            first = (f"the {n_named} group(s) {self._emphasis_label(epsilon0)} first (red), "
+                     f"then the others by {sign}")
+        else:
+            first = f"by {sign} (no group {self._emphasis_label(epsilon0)})"
+        return f"{shown}, top to bottom: {first}."
+
+    #: What the groups the verdict names are (the plot's legend).
+    _EMPHASIS = "named by the verdict"
+
+    def _emphasis_label(self, epsilon0=None):
+        return self._EMPHASIS
+
+    def _plot_values(self):
+        """The disparities ``plot()`` draws (one per group)."""
+        return self.estimates
+
+    def _emphasised(self, epsilon0=None):
+        """Boolean mask of the groups the verdict names."""
+        return np.isin(np.asarray(self.names, dtype=object),
+                       np.asarray(self.verdict(epsilon0).groups, dtype=object))
 
     def describe(self, target_description=None) -> str:
         """What was measured on which rows, in one sentence.

@@ -66,20 +66,29 @@ class _GroupLookup(GroupAuditResult):
         return frame.set_index("group")
 
     def _errorbar_plot(self, ax, estimates, lower, upper, reference, max_groups, title,
-                       min_size=1):
+                       min_size=1, epsilon0=None):
         plt = import_optional("matplotlib.pyplot", "plot a group audit")
-        # Empty groups have nothing to draw, and tiny groups' wide bars would set the scale.
-        shown = np.flatnonzero(np.isfinite(estimates) & (np.asarray(self.sizes) >= min_size))
-        order = shown[np.argsort(estimates[shown], kind="stable")][:max_groups]
+        # Empty groups have nothing to draw, and tiny groups' wide bars would set the scale;
+        # the groups the verdict names come first, at the top (see plot_order).
+        order = self.plot_order(max_groups, min_size, epsilon0)
+        named = self._emphasised(epsilon0)[order]
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 0.3 * max(order.size, 1) + 1.5))
         pos = np.arange(order.size)
         est = estimates[order]
         lo = np.where(np.isfinite(lower[order]), lower[order], est)
         hi = np.where(np.isfinite(upper[order]), upper[order], est)
-        ax.errorbar(est, pos, xerr=[est - lo, hi - est], fmt="o", capsize=3)
+        for mask, style in ((named, dict(color="tab:red",
+                                         label=self._emphasis_label(epsilon0))),
+                            (~named, dict(color="tab:blue"))):
+            if mask.any():
+                ax.errorbar(est[mask], pos[mask], xerr=[(est - lo)[mask], (hi - est)[mask]],
+                            fmt="o", capsize=3, **style)
         ax.axvline(reference, color="grey", linestyle="--", linewidth=1)
         ax.set_yticks(pos, [self.names[j] for j in order])
+        ax.invert_yaxis()  # the first group at the top
+        if named.any():
+            ax.legend(loc="best", fontsize="small")
         ax.set_xlabel("disparity")
         ax.set_title(title)
         return ax
@@ -258,17 +267,21 @@ class GroupBoundsResult(_GroupLookup):
             "scale": self.scales,
         })
 
-    def plot(self, ax=None, *, max_groups=40, min_size=1):
+    def plot(self, ax=None, *, max_groups=40, min_size=1, epsilon0=None):
         """Estimates and bounds per group (matplotlib axes).
 
-        Groups are sorted by estimate; empty groups and groups with fewer than ``min_size``
-        rows are left out (their bounds are valid but too wide to read).
+        Groups are drawn in the order of :meth:`plot_order`: those whose bounds exclude 0
+        (with ``epsilon0``: those on the wrong side of it) first, in red, then the others
+        by estimate; empty groups and groups with fewer than ``min_size`` rows are left out
+        (their bounds are valid but too wide to read).
 
         Parameters
         ----------
         ax : matplotlib Axes, optional
         max_groups : int
         min_size : int
+        epsilon0 : float, optional
+            The threshold of a gated audit (see :meth:`verdict`).
 
         Returns
         -------
@@ -277,7 +290,17 @@ class GroupBoundsResult(_GroupLookup):
         return self._errorbar_plot(
             ax, self.estimates, self.lower, self.upper, 0.0, max_groups,
             f"{self.metric}: {100 * (1 - self.alpha):g}% simultaneous bounds", min_size,
+            epsilon0,
         )
+
+    def _emphasised(self, epsilon0=None):
+        if epsilon0 is None:  # descriptive bounds: the groups whose bounds exclude 0
+            return self.active & ((self.lower > 0) | (self.upper < 0))
+        return super()._emphasised(epsilon0)
+
+    def _emphasis_label(self, epsilon0=None):
+        return ("with bounds excluding 0" if epsilon0 is None
+                else f"with a bound on the wrong side of {epsilon0:g}")
 
     def verdict(self, epsilon0=None) -> Verdict:
         """Without ``epsilon0`` the bounds are descriptive; with it, some non-empty group
@@ -391,6 +414,7 @@ class GroupCertificationResult(_GroupLookup):
     bootstrap: str = "multinomial"
 
     procedure = "threshold"
+    _EMPHASIS = "not certified"
     interval_description = "simultaneous bounds"
     _TABLE = (("lower", "lower", "lower"), ("upper", "upper", "upper"),
               ("certified", "certified", "certified"))
@@ -546,6 +570,7 @@ class GroupFlagResult(_GroupLookup):
     bootstrap: str | None = None
 
     procedure = "flag"
+    _EMPHASIS = "flagged"
     interval_description = "±1.96 s.e. (marginal)"
     _TABLE = (("se", "std. error", "standard_errors"), ("pvalue", "p-value", "pvalues"),
               ("adjusted_pvalue", "adjusted p", "adjusted_pvalues"),
@@ -677,6 +702,13 @@ class EqualizedOddsResult(GroupAuditResult):
 
     procedure = "equalized_odds"
 
+    def _plot_values(self):
+        return np.fmax(np.abs(self.false_positive_rate.estimates),
+                       np.abs(self.true_positive_rate.estimates))
+
+    def _emphasis_label(self, epsilon0=None):
+        return "not certified" if self.certified is not None else f"reaching {epsilon0:g}"
+
     @property
     def sizes(self) -> np.ndarray:
         """Rows of each group in the two audit samples (negatives plus positives)."""
@@ -804,8 +836,11 @@ class EqualizedOddsResult(GroupAuditResult):
                 "groups": int(self.active.sum()), "α (simultaneous)": self.alpha,
                 "mode": "certificates" if self.certified is not None else "bounds"}
 
-    def plot(self, ax=None, *, max_groups=40, min_size=1):
+    def plot(self, ax=None, *, max_groups=40, min_size=1, epsilon0=None):
         """The FPR and TPR disparity of every group (matplotlib axes).
+
+        Groups are drawn in the order of :meth:`plot_order`: those the verdict names first
+        (their labels in red), then by decreasing larger absolute disparity.
 
         Parameters
         ----------
@@ -813,13 +848,16 @@ class EqualizedOddsResult(GroupAuditResult):
         max_groups : int
         min_size : int
             Groups with fewer rows (negatives plus positives) are left out.
+        epsilon0 : float, optional
+            The threshold of a gated bounds audit (see :meth:`verdict`).
 
         Returns
         -------
         matplotlib Axes
         """
         plt = import_optional("matplotlib.pyplot", "plot a group audit")
-        shown = np.flatnonzero(self.active & (self.sizes >= min_size))[:max_groups]
+        shown = self.plot_order(max_groups, min_size, epsilon0)
+        named = self._emphasised(epsilon0)[shown]
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 0.3 * max(shown.size, 1) + 1.5))
         pos = np.arange(shown.size)
@@ -827,6 +865,10 @@ class EqualizedOddsResult(GroupAuditResult):
         ax.plot(self.true_positive_rate.estimates[shown], pos, "s", label="TPR")
         ax.axvline(0.0, color="grey", linestyle="--", linewidth=1)
         ax.set_yticks(pos, [self.names[j] for j in shown])
+        for tick, is_named in zip(ax.get_yticklabels(), named, strict=True):
+            if is_named:
+                tick.set_color("tab:red")
+        ax.invert_yaxis()
         ax.set_xlabel("disparity")
         ax.set_title("equalized odds")
         ax.legend()

@@ -498,6 +498,28 @@ def _check_labels(metric, label_levels):
             raise ValueError(f"across the partitions of the trail: {message}") from None
 
 
+class VacuousAuditWarning(UserWarning):
+    """Every non-empty group is the whole audit sample and the target is the overall metric.
+
+    The disparity of such a group is 0 by construction (in the sample and in every bootstrap
+    replicate), so the audit cannot find anything: bounds are ``[0, 0]`` and no group is
+    flagged, whatever the model does. Typically the sensitive feature has a single level.
+    """
+
+
+def _vacuous_audit_warning(summary):
+    sizes = summary.sizes[summary.active]
+    if summary.target_kind == "overall" and sizes.size and np.all(sizes == summary.n):
+        warnings.warn(
+            f"every non-empty group is the whole audit sample ({summary.n:,} rows where the "
+            "metric is defined), so its disparity from the overall target is 0 by "
+            "construction and the audit cannot find any disparity; audit sensitive features "
+            "with at least two levels present, or compare with a known target.",
+            VacuousAuditWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
 def _single_row_warning(sizes):
     if np.any(sizes == 1):
         warnings.warn(
@@ -719,6 +741,7 @@ class AuditSummary:
         summary = cls(metric, collection, SufficientStatistics.from_moments(moments), kind,
                       theta, trail.n_rows, replicates=replicates, source=source)
         _single_row_warning(summary.sizes)
+        _vacuous_audit_warning(summary)
         return summary
 
     @classmethod
@@ -782,6 +805,7 @@ class AuditSummary:
         summary = cls(metric, collection, stats, kind, theta, n_rows, row_atom=row_atom,
                       source=source, replicates=replicates)
         _single_row_warning(summary.sizes)
+        _vacuous_audit_warning(summary)
         return summary
 
     # -- procedures --------------------------------------------------------------------

@@ -9,7 +9,7 @@ from ._report import Figure, Section, Table
 
 def faith_section(result, *, title="Individual fairness: FaiTH audit", key="faith",
                   description="", heatmap_rows=None, heatmap_columns=None, max_moves=10,
-                  plot=True):
+                  plot=True, conditional_on=None):
     """Section of a :class:`~skfair_audit.faith.FaithResult`: decision, bounds, moves, heat map.
 
     Parameters
@@ -24,6 +24,9 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
         Largest moves of the adversarial plan to tabulate.
     plot : bool
         Embed the heat map (needs matplotlib).
+    conditional_on : str, optional
+        What the guarantee is conditional on beyond the fitted model, in a sentence (e.g.
+        how the verdict varies over other train/audit splits); appended to the guarantee.
 
     Returns
     -------
@@ -32,7 +35,7 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
     level = result.confidence_level
     ci = result.confidence_interval()
     guarantee = (
-        f"ψ is the largest increase of the model's expected loss when the audited individuals "
+        f"ψ is the largest increase of the audited model's expected loss when individuals "
         f"may be moved, at total transport cost at most ε = {result.epsilon:g} under the fair "
         f"metric, to where the model does worst. With {level:.0%} confidence ψ lies between "
         f"{format_value(ci.low)} and {format_value(ci.high)}; the one-sided bounds "
@@ -44,6 +47,10 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
            f"The {result.method} bootstrap gives them as n grows at every fixed population "
            "(pointwise), but may miss its level near a kink of ε ↦ ψ; method='uniform' does "
            "not.")
+        + " The guarantee is about this one fitted model, the randomness being that of the "
+        "audit sample (held out from its training): a model trained on other data has its "
+        "own ψ."
+        + (f" {conditional_on}" if conditional_on else "")
     )
     paragraphs = [description] if description else []
     if result.delta is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ._format import format_value
+from ._format import format_value, install_command
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto;
@@ -83,7 +83,7 @@ def render_html(report):
     rerun = ""
     if report.command:
         rerun = (
-            "<pre><code>" + escape(f"python -m pip install 'skfair_audit=={report.version}'")
+            "<pre><code>" + escape(install_command(report.version))
             + "\n" + escape(report.command) + "</code></pre>"
         )
     body = "\n".join(_section(s) for s in report.sections)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._format import format_value
+from ._format import format_value, install_command
 
 
 def _cell(value):
@@ -46,5 +46,5 @@ def render_markdown(report, *, figure_dir=None):
                 lines += [f"![{figure.caption}]({figure_dir}/{figure.name}.png)", ""]
     lines += ["## Reproduce this report", "", f"Library version: skfair_audit {report.version}."]
     if report.command:
-        lines += ["", "```bash", report.command, "```"]
+        lines += ["", "```bash", install_command(report.version), report.command, "```"]
     return "\n".join(lines) + "\n"

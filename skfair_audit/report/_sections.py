@@ -35,7 +35,7 @@ def data_section(summary, *, title="Data", paragraphs=(), tables=(), key="data")
 
 
 def group_section(result, *, title="Group fairness", key="group", description="",
-                  target_description=None, max_groups=40, plot=True):
+                  target_description=None, max_groups=40, plot=True, epsilon0=None):
     """Section of a group audit result (bounds, certificates, flags, equalized odds).
 
     The section is built from the result's protocol
@@ -52,9 +52,12 @@ def group_section(result, *, title="Group fairness", key="group", description=""
     target_description : str, optional
         What θ is (e.g. "the PPV of Caucasian defendants").
     max_groups : int
-        Groups shown in the plot.
+        Groups shown in the plot: the ones the verdict names first (see
+        :meth:`~skfair_audit.group.GroupAuditResult.plot_order`).
     plot : bool
         Embed the plot (needs matplotlib).
+    epsilon0 : float, optional
+        The threshold that gates a bounds audit (its verdict, as on the command line).
 
     Returns
     -------
@@ -70,14 +73,15 @@ def group_section(result, *, title="Group fairness", key="group", description=""
     metric = result.key_figures()["metric"].replace("_", " ")
     paragraphs = [description] if description else []
     paragraphs.append(result.describe(target_description))
-    paragraphs.append(result.verdict().details)
+    gate = {"epsilon0": epsilon0} if epsilon0 is not None else {}
+    paragraphs.append(result.verdict(**gate).details)
     figures = ()
-    if _can_plot(plot):
-        ax = result.plot(max_groups=max_groups)
+    if _can_plot(plot) and n_groups:
+        ax = result.plot(max_groups=max_groups, **gate)
         figures = (Figure.from_matplotlib(
             f"{key}_plot",
-            f"{metric}: disparity per group with its {result.interval_description}"
-            + (f" (the {max_groups} lowest shown)" if n_groups > max_groups else ""),
+            f"{metric}: disparity per group with its {result.interval_description}; "
+            + result.describe_plot(max_groups=max_groups, **gate),
             ax,
         ),)
     return Section(key=key, title=title, guarantee=result.guarantee(),

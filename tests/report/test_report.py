@@ -1,10 +1,9 @@
-"""Structure of the HTML / Markdown / JSON report, parsed with the standard library."""
+"""Structure of the HTML / Markdown / JSON report; the HTML parsed by html5lib (strict)."""
 
 from __future__ import annotations
 
 import base64
 import json
-from html.parser import HTMLParser
 
 import numpy as np
 import pytest
@@ -19,66 +18,6 @@ from skfair_audit.report import (
 )
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-class ReportParser(HTMLParser):
-    """Collects sections, headings, tables, images and links; checks tags are balanced."""
-
-    VOID = {"meta", "img", "br", "hr", "link", "input"}
-
-    def __init__(self):
-        super().__init__()
-        self.stack, self.sections, self.images, self.tables = [], [], [], []
-        self.links, self.scripts, self.stylesheets, self.headings = [], 0, 0, []
-        self._heading = None
-        self._cells = None
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag not in self.VOID:
-            self.stack.append(tag)
-        if tag == "section":
-            self.sections.append(attrs.get("id"))
-        elif tag == "img":
-            self.images.append(attrs)
-        elif tag == "table":
-            self.tables.append({"rows": 0, "header": []})
-        elif tag == "tr" and self.tables:
-            self.tables[-1]["rows"] += 1
-        elif tag == "th":
-            self._cells = ""
-        elif tag == "a":
-            self.links.append(attrs.get("href"))
-        elif tag == "script":
-            self.scripts += 1
-        elif tag == "link" and attrs.get("rel") == "stylesheet":
-            self.stylesheets += 1
-        elif tag in ("h1", "h2"):
-            self._heading = ""
-
-    def handle_endtag(self, tag):
-        assert self.stack and self.stack[-1] == tag, f"unbalanced </{tag}> in {self.stack}"
-        self.stack.pop()
-        if tag == "th" and self.tables:
-            self.tables[-1]["header"].append(self._cells)
-            self._cells = None
-        elif tag in ("h1", "h2"):
-            self.headings.append(self._heading)
-            self._heading = None
-
-    def handle_data(self, data):
-        if self._cells is not None:
-            self._cells += data
-        if self._heading is not None:
-            self._heading += data
-
-
-def parse(html):
-    parser = ReportParser()
-    parser.feed(html)
-    parser.close()
-    assert parser.stack == [], f"unclosed tags {parser.stack}"
-    return parser
 
 
 def decode_png(src):
@@ -141,10 +80,10 @@ def report(faith_result, group_results):
     )
 
 
-def test_html_structure_sections_tables_and_figures(report):
+def test_html_structure_sections_tables_and_figures(report, parse_report):
     html = report.to_html()
     assert html.startswith("<!DOCTYPE html>")
-    parsed = parse(html)
+    parsed = parse_report(html)
     assert parsed.sections == ["faith", "bounds", "certificates", "flags", "reproduce"]
     # the title is escaped, not injected
     assert "Test <report> & co" in parsed.headings
@@ -159,9 +98,9 @@ def test_html_structure_sections_tables_and_figures(report):
     assert parsed.tables[1]["header"] == ["group", "rows", "value", "disparity", "lower", "upper"]
     assert parsed.tables[3]["header"][-1] == "flagged"
     assert parsed.tables[1]["rows"] == 1 + 3  # header + groups a, b, c
-    # self-contained: no script, no external stylesheet, only in-page links
-    assert parsed.scripts == 0 and parsed.stylesheets == 0
-    assert all(link.startswith("#") for link in parsed.links)
+    # self-contained: no script, no external stylesheet (checked by the parser), only
+    # in-page links, each to a section
+    assert parsed.links == [f"#{key}" for key in parsed.sections]
     assert "http://" not in html and "https://" not in html
     # how to rerun it
     assert "skfair-audit demo --fast" in html and report.version in html
@@ -190,7 +129,7 @@ def test_json_is_strict_and_mirrors_the_sections(report):
     assert data["sections"][0]["figures"][0]["name"] == "faith_heatmap"
 
 
-def test_markdown_and_write(tmp_path, report):
+def test_markdown_and_write(tmp_path, report, parse_report):
     paths = report.write(tmp_path / "out")
     assert {p.name for p in paths.values()} == {"report.html", "report.json", "report.md"}
     markdown = paths["markdown"].read_text()
@@ -199,7 +138,7 @@ def test_markdown_and_write(tmp_path, report):
     for figure in report.figures:
         assert f"figures/{figure.name}.png" in markdown
         assert (tmp_path / "out" / "figures" / f"{figure.name}.png").read_bytes() == figure.png
-    parse(paths["html"].read_text())
+    parse_report(paths["html"].read_text())
 
 
 def test_table_rejects_ragged_rows():
@@ -241,9 +180,47 @@ def test_section_without_plot_has_no_figure(faith_result):
     assert "no command recorded" in html
 
 
-def test_figure_data_uri_round_trip():
+def test_figure_data_uri_round_trip(parse_report):
     figure = Figure("f", "caption", PNG_MAGIC + b"rest")
     assert decode_png(figure.data_uri()) == PNG_MAGIC + b"rest"
     section = Section("s", "S", figures=(figure,))
-    parsed = parse(AuditReport("t", "x", (section,)).to_html())
+    parsed = parse_report(AuditReport("t", "x", (section,)).to_html())
     assert parsed.images[0]["src"] == figure.data_uri()
+
+
+def test_a_broken_document_fails_the_parser(parse_report, report):
+    # The parser of these tests is strict: it would catch a tag left open or closed twice.
+    import html5lib
+
+    html = report.to_html()
+    for broken in (html.replace("</caption>", "", 1), html.replace("</p>", "</p></p>", 1),
+                   html.replace('<table>', '<table><td>', 1)):
+        with pytest.raises(html5lib.html5parser.ParseError):
+            parse_report(broken)
+    with pytest.raises(AssertionError, match="dangling link"):
+        parse_report(html.replace('href="#faith"', 'href="#nowhere"'))
+
+
+def test_reproduce_section_does_not_promise_an_index_release(report, parse_report):
+    # Was: "pip install 'skfair_audit==0.1.0.dev0'", which no package index serves.
+    import dataclasses
+
+    parsed = parse_report(dataclasses.replace(report, version="0.1.0.dev0").to_html())
+    text = parsed.text("reproduce")
+    assert "skfair_audit==0.1.0.dev0" not in text
+    assert "python -m pip install . # from a checkout of skfair_audit 0.1.0.dev0" in text
+    assert "no package index serves it" in text
+    release = dataclasses.replace(report, version="1.2.0")
+    assert "python -m pip install 'skfair_audit==1.2.0'" in parse_report(
+        release.to_html()).text("reproduce")
+    markdown = dataclasses.replace(report, version="0.1.0.dev0").to_markdown()
+    assert "python -m pip install .  # from a checkout" in markdown
+
+
+def test_group_section_caption_names_what_the_plot_shows(group_results):
+    flags = group_results[2]
+    section = group_section(flags, key="flags")
+    caption = section.figures[0].caption
+    assert "lowest" not in caption
+    assert caption.endswith(flags.describe_plot())
+    assert "the 1 group(s) flagged first (red)" in caption
