@@ -988,7 +988,8 @@ def faith_scale_guide(results=None):
         "absolute times are upper bounds; the ratios between the two paths come from the same "
         "run). "
         f"Synthetic audits: {s['synthetic']}; 0-1 loss, default metric, ε = {s['epsilon']:g}, "
-        f"{s['method']} bootstrap with B = {s['n_resamples']:,}. Each configuration ran in a "
+        f"``method=\"{s['method']}\"`` with B = {s['n_resamples']:,} bootstrap replicates. Each "
+        "configuration ran in a "
         "fresh process; peak memory is its peak resident set size (imports included); the "
         "ratios in brackets are dense over nearest-neighbour.",
         "",
