@@ -238,7 +238,8 @@ def _run_group(args, argv=()) -> int:
     epsilon0 = args.epsilon0 if procedure == "bounds" or args.epsilon0 is not None else 0.0
     progress(f"{procedure}: {summary.groups.n_groups} groups, metric {args.metric}"
              + ("" if procedure == "flag" else f", {args.n_resamples} bootstrap resamples"))
-    bootstrap = dict(n_resamples=args.n_resamples, random_state=args.random_state)
+    bootstrap = dict(n_resamples=args.n_resamples, random_state=args.random_state,
+                     verbose=not args.quiet)  # a progress bar on stderr
     run = {
         "bounds": lambda: summary.certify_bounds(alternative=alternative, alpha=args.alpha,
                                                  **bootstrap),

@@ -119,7 +119,7 @@ def run_faith(args, argv=()) -> int:
         FrozenEstimator(model), features=list(args.features), protected=list(args.protected),
         epsilon=args.epsilon, delta=args.delta, method=args.method,
         n_resamples=args.n_resamples, confidence_level=args.confidence_level,
-        random_state=args.random_state,
+        random_state=args.random_state, verbose=not args.quiet,  # a progress bar on stderr
     )
     progress("querying the model on the grid and learning the fair metric")
     try:

@@ -24,6 +24,7 @@ def _demo_faith(X_train, X_audit, y_train, y_audit, settings, progress):
     auditor = FaithAuditor(
         model, protected=["race", "sex"], epsilon=DEMO_EPSILON, delta=DEMO_DELTA,
         n_resamples=settings["faith_resamples"], random_state=settings["seed"],
+        verbose=settings["verbose"],
     )
     progress(f"training the logistic regression on {len(y_train):,} rows and learning the "
              "fair metric")
@@ -46,7 +47,8 @@ def _demo_group(propublica, settings, progress):
     ppv_bounds = run_quietly(
         certify_bounds, progress, y, high_risk, frame[["race"]], metric="ppv",
         target="race=Caucasian", alternative="two-sided", alpha=0.1,
-        n_resamples=settings["group_resamples"], random_state=settings["seed"])
+        n_resamples=settings["group_resamples"], random_state=settings["seed"],
+        verbose=settings["verbose"])
     progress("PPV and FPR flagging over race x sex x age_cat (FDR 10%)")
     ppv_flags = run_quietly(flag_groups, progress, y, high_risk, attributes, metric="ppv",
                              epsilon0=-0.05, alternative="less", q=0.1)
@@ -72,7 +74,7 @@ def _demo_selection(X_train, y_train, settings, progress):
         delta=DEMO_DELTA, protected=["race", "sex"], cv=0.3, on_none="fairest",
         auditor=FaithAuditor(None, epsilon=DEMO_EPSILON,
                              n_resamples=settings["selection_resamples"]),
-        random_state=settings["seed"], verbose=0,
+        random_state=settings["seed"], verbose=settings["verbose"],
     )
     run_quietly(selector.fit, progress, X_train, y_train)
     return selector
@@ -123,6 +125,7 @@ def run_demo(*, data_home=None, output="skfair_audit_report", random_state=0, fa
         "group_resamples": 500 if fast else 2000,
         "selection_resamples": 100 if fast else 1000,
         "n_candidates": 6 if fast else 30,
+        "verbose": not quiet,  # progress bars on stderr
     }
     progress("loading COMPAS (ProPublica's filter)")
     try:

@@ -154,7 +154,8 @@ def faith_audit(
         The free subspace of the fair metric behind ``cost``
         (:func:`~skfair_audit.faith.metric_diagnostics`); kept in the result and checked.
     batch_size, random_state, n_jobs, verbose
-        Resampling engine controls: results are identical for any ``n_jobs`` and backend.
+        Resampling engine controls: results are identical for any ``n_jobs``, backend and
+        ``verbose`` (0: silent; otherwise a progress bar over the bootstrap replicates).
 
     Returns
     -------

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils import CARD_ROWS, card_figure, html_card, html_guarantee, html_table, html_verdict
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -172,3 +174,58 @@ class GroupAuditResult:
 
     def _metric_words(self):
         return self.metric.replace("_", " ")
+
+    def display_order(self, table=None) -> np.ndarray:
+        """Rows of :meth:`table` in reading order: the groups that make the audit fail
+        (flagged, not certified) first, then the others by decreasing largest |disparity|.
+
+        Parameters
+        ----------
+        table : ResultTable, optional
+            ``self.table()`` when already computed.
+
+        Returns
+        -------
+        ndarray of int
+            Positions in ``table.rows``.
+        """
+        table = self.table() if table is None else table
+        rows = table.rows
+        if not rows:
+            return np.zeros(0, dtype=np.intp)
+        failing = set(self.verdict().groups)
+        columns = [k for k, c in enumerate(table.columns) if "disparity" in c]
+        magnitude = np.array([max((abs(row[k]) for k in columns), default=0.0) for row in rows],
+                             dtype=float)
+        magnitude[~np.isfinite(magnitude)] = 0.0
+        passing = np.array([row[0] not in failing for row in rows])  # False sorts first
+        size = np.array([row[1] for row in rows], dtype=float)
+        # the last key is the primary one; ties keep the table's order (stable sort)
+        return np.lexsort((-size, -magnitude, passing))
+
+    def _repr_html_(self):
+        """A compact summary for notebooks (the report's section, shortened)."""
+        table = self.table()
+        verdict = self.verdict()
+        order = self.display_order(table)[:CARD_ROWS]
+        failing = set(verdict.groups)
+        rows = [table.rows[k] for k in order]
+        title = f"{type(self).__name__}: {self.key_figures()['metric'].replace('_', ' ')}"
+        caption = ("Groups, " + ("failing groups first, then " if failing else "")
+                   + "by largest |disparity|")
+        figure = card_figure(
+            f"{self.procedure}-plot",
+            f"disparity per group with its {self.interval_description}",
+            lambda: self.plot(max_groups=2 * CARD_ROWS))
+        return html_card(
+            title,
+            verdict=html_verdict(verdict.summary, verdict.details,
+                                 unfair=verdict.unfair if verdict.gated else None),
+            guarantee=html_guarantee(self.guarantee()),
+            paragraphs=[self.describe()],
+            key_figures=self.key_figures(),
+            tables=[html_table(caption, table.labels, rows, total=len(table.rows),
+                               highlight={k for k, row in enumerate(rows)
+                                          if row[0] in failing})],
+            figures=[figure],
+        )
