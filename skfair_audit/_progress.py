@@ -34,10 +34,10 @@ class _Silent:
 class _TextBar:
     """Plain-text progress on a stream, when tqdm is not installed."""
 
-    def __init__(self, total, desc, unit, stream=None, interval=TEXT_INTERVAL):
+    def __init__(self, total, desc, unit, stream=None, interval=None):
         self.total, self.desc, self.unit = total, desc, unit
         self.stream = sys.stderr if stream is None else stream
-        self.interval = interval
+        self.interval = TEXT_INTERVAL if interval is None else interval
         self.done = 0
         self.start = self.last = time.perf_counter()
         self.closed = False
