@@ -177,7 +177,7 @@ class GroupAuditResult:
 
     def display_order(self, table=None) -> np.ndarray:
         """Rows of :meth:`table` in reading order: the groups that make the audit fail
-        (flagged, not certified) first, then the others by decreasing largest |disparity|.
+        (flagged, not certified) first, then the others by decreasing absolute disparity.
 
         Parameters
         ----------
