@@ -12,6 +12,9 @@ import numpy as np
 
 from ..utils import CARD_ROWS, card_figure, html_card, html_guarantee, html_table, html_verdict
 
+#: What the bounds of each ``alternative`` of a bounds procedure are called, in words.
+BOUND_SIDES = {"lower": "lower bounds", "upper": "upper bounds", "two-sided": "intervals"}
+
 
 @dataclass(frozen=True)
 class Verdict:

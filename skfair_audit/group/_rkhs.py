@@ -55,6 +55,7 @@ from ..utils import (
 )
 from ._bootstrap import SufficientStatistics, critical_value, run_bootstrap
 from ._metrics import as_array
+from ._protocol import BOUND_SIDES
 from ._summary import ALTERNATIVES, BOOTSTRAP_CONSTRAINTS, AuditSummary, resolve_metric
 
 
@@ -128,8 +129,7 @@ class RKHSBoundsResult:
         -------
         str
         """
-        side = {"lower": "lower bounds", "upper": "upper bounds",
-                "two-sided": "intervals"}[self.alternative]
+        side = BOUND_SIDES[self.alternative]
         return (
             f"A tilt h ≥ 0 reweights the audit distribution; its disparity is "
             f"ε(h) = E[(L − θ) h] / E[h]. With probability at least {1 - self.alpha:.0%} (as "
