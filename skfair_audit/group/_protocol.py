@@ -82,7 +82,9 @@ class GroupAuditResult:
     - :meth:`guarantee` — the statistical guarantee, in plain words;
     - :meth:`key_figures` — the level, the target and the other numbers of the audit;
 
-    plus ``plot()`` and :attr:`interval_description` (what the plotted bars mean).
+    plus ``plot()``, :attr:`interval_description` (what the plotted bars mean) and
+    :meth:`display_order`. The notebook display (``_repr_html_``) of every group result is
+    built from these answers, with the building blocks of the HTML report.
     """
 
     #: The procedure that produced the result ("bounds", "threshold", "flag", ...).

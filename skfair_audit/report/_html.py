@@ -89,4 +89,4 @@ def render_fragment(report):
     if report.outcome:
         paragraphs.append(f"Outcome: {report.outcome}")
     return html_card(report.title, paragraphs=paragraphs,
-                     tables=[_section(s) for s in report.sections])
+                     sections=[_section(s) for s in report.sections])

@@ -178,7 +178,7 @@ def can_plot(plot=True):
 
 
 def html_card(title, *, verdict="", guarantee="", paragraphs=(), key_figures=None, tables=(),
-              figures=()):
+              figures=(), sections=()):
     """The notebook display of a result: one ``<div>`` with its own scoped styles.
 
     Parameters
@@ -191,6 +191,8 @@ def html_card(title, *, verdict="", guarantee="", paragraphs=(), key_figures=Non
     key_figures : dict, optional
     tables, figures : sequence of str
         HTML fragments (:func:`html_table`, :func:`html_figure`).
+    sections : sequence of str
+        Further HTML fragments, last (e.g. the sections of a report).
 
     Returns
     -------
@@ -202,6 +204,7 @@ def html_card(title, *, verdict="", guarantee="", paragraphs=(), key_figures=Non
     parts.append(html_key_figures(key_figures or {}))
     parts.extend(tables)
     parts.extend(figures)
+    parts.extend(sections)
     parts.append("</div>")
     return "\n".join(p for p in parts if p)
 
