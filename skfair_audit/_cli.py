@@ -263,7 +263,8 @@ def _run_group(args, argv=()) -> int:
     progress(f"{procedure}: {n_active} non-empty groups"
              + (f" ({empty} empty, left out)" if empty else "") + f", metric {args.metric}"
              + ("" if procedure == "flag" else f", {args.n_resamples} bootstrap resamples"))
-    bootstrap = dict(n_resamples=args.n_resamples, random_state=args.random_state)
+    bootstrap = dict(n_resamples=args.n_resamples, random_state=args.random_state,
+                     verbose=not args.quiet)  # a progress bar on stderr
     run = {
         "bounds": lambda: summary.certify_bounds(alternative=alternative, alpha=args.alpha,
                                                  **bootstrap),

@@ -130,6 +130,7 @@ def run_faith(args, argv=()) -> int:
         epsilon=args.epsilon, delta=args.delta, method=args.method,
         n_resamples=args.n_resamples, confidence_level=args.confidence_level,
         random_state=args.random_state, space=args.space, memory_limit=args.memory_limit,
+        verbose=not args.quiet,  # a progress bar on stderr
     )
     progress("learning the fair metric" + (" and querying the model on the grid"
                                            if args.space == "grid" else ""))

@@ -129,7 +129,8 @@ def _demo_group(propublica, settings, progress):
     ppv_bounds = run_quietly(
         certify_bounds, progress, y, high_risk, frame[["race"]], metric="ppv",
         target="race=Caucasian", alternative="two-sided", alpha=0.1,
-        n_resamples=settings["group_resamples"], random_state=settings["seed"])
+        n_resamples=settings["group_resamples"], random_state=settings["seed"],
+        verbose=settings["verbose"])
     progress("PPV and FPR flagging over race x sex x age_cat (FDR 10%)")
     ppv_flags = run_quietly(flag_groups, progress, y, high_risk, attributes, metric="ppv",
                              epsilon0=-0.05, alternative="less", q=0.1)
@@ -155,7 +156,7 @@ def _demo_selection(X_train, y_train, settings, progress):
         delta=DEMO_DELTA, protected=["race", "sex"], cv=0.3, on_none="fairest",
         auditor=FaithAuditor(None, epsilon=DEMO_EPSILONS[0],
                              n_resamples=settings["selection_resamples"]),
-        random_state=settings["seed"], verbose=0,
+        random_state=settings["seed"], verbose=settings["verbose"],
     )
     run_quietly(selector.fit, progress, X_train, y_train)
     return selector
@@ -213,6 +214,7 @@ def run_demo(*, data_home=None, output="skfair_audit_report", random_state=0, fa
         "selection_resamples": 100 if fast else 1000,
         "n_candidates": 6 if fast else 30,
         "n_splits": N_SPLITS_FAST if fast else N_SPLITS,
+        "verbose": not quiet,  # progress bars on stderr
     }
     progress("loading COMPAS (ProPublica's filter)")
     try:

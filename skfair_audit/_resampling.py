@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 
+from ._progress import track
 from .utils import seed_sequence
 
 __all__ = [
@@ -326,7 +327,8 @@ def resample(
         Workers for :class:`sklearn.utils.parallel.Parallel`; ``None`` means 1 unless in a
         :func:`joblib.parallel_config` context.
     verbose : int
-        Passed to ``Parallel`` (progress messages for long runs).
+        0: silent; otherwise a progress bar over the replicates, advanced as each batch
+        completes (:mod:`skfair_audit._progress`). It never changes the result.
 
     Returns
     -------
@@ -348,13 +350,20 @@ def resample(
         batch_size = default_batch_size(getattr(draw, "width", 1))
     sizes = batch_layout(n_resamples, batch_size)
     seeds = seed_sequence(random_state).spawn(len(sizes))
-    if len(sizes) == 1:
-        return _run_batch(statistic, draw, seeds[0], sizes[0])
-    parts = Parallel(n_jobs=n_jobs, verbose=verbose)(
-        delayed(_run_batch)(statistic, draw, seed, size)
-        for seed, size in zip(seeds, sizes, strict=True)
-    )
-    return np.concatenate(parts, axis=0)
+
+    def batches():
+        if len(sizes) == 1:
+            yield _run_batch(statistic, draw, seeds[0], sizes[0])
+            return
+        # as a generator, batches arrive (in order) while the others run: the bar moves
+        yield from Parallel(n_jobs=n_jobs, return_as="generator" if verbose else "list")(
+            delayed(_run_batch)(statistic, draw, seed, size)
+            for seed, size in zip(seeds, sizes, strict=True)
+        )
+
+    parts = list(track(batches(), n_resamples, "bootstrap", unit="resample", verbose=verbose,
+                       weight=len))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
 
 
 def _check_positive_int(value, name):

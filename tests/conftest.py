@@ -209,3 +209,69 @@ def parse_report_html(html, *, folder=None):
 def parse_report():
     """:func:`parse_report_html` (html5lib, strict), for the tests of every report."""
     return parse_report_html
+
+
+@pytest.fixture(scope="session")
+def display_results():
+    """One small instance of every object with a notebook display (``_repr_html_``), keyed by
+    class name: the notebook-display tests and the browser test render them all."""
+    import numpy as np
+    import pandas as pd
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from skfair_audit.faith import FaithAuditor, faith_sensitivity
+    from skfair_audit.group import (
+        certify_bounds,
+        certify_threshold,
+        equalized_odds,
+        flag_groups,
+        rkhs_tilt_bounds,
+    )
+    from skfair_audit.model_selection import (
+        FairModelSelector,
+        coefficient_path,
+        l1_logistic_regression,
+    )
+    from skfair_audit.report import AuditReport, group_section
+
+    rng = np.random.default_rng(0)
+    n = 1500
+    X = pd.DataFrame({"sex": rng.choice(["F", "M"], n), "age": rng.choice(["<25", "25+"], n),
+                      "priors": rng.choice(["0", "1-3", ">3"], n)})
+    logit = -1.0 + 1.5 * (X.priors == ">3") + 0.7 * (X.priors == "1-3") + 0.8 * (X.sex == "M")
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    model = make_pipeline(OneHotEncoder(), LogisticRegression())
+    auditor = FaithAuditor(model, protected=["sex"], epsilon=0.0, delta=0.01,
+                           n_resamples=100, random_state=0).fit(X[:1000], y[:1000])
+    faith = auditor.audit(X[1000:], y[1000:])
+    groups = X[["sex", "age", "priors"]]
+    y_pred = np.where(rng.random(n) < np.where(X.priors == ">3", 0.6, 0.85), y, 1 - y)
+    common = dict(n_resamples=200, random_state=0)
+    flags = flag_groups(y, y_pred, groups, metric="error_rate", epsilon0=0.02)
+    selector = FairModelSelector(
+        make_pipeline(OneHotEncoder(drop="first"), l1_logistic_regression()),
+        param_grid={"logisticregression__C": [0.01, 0.1, 1.0]}, delta=0.05,
+        protected=["sex"], cv=0.3, on_none="fairest",
+        auditor=FaithAuditor(None, epsilon=0.0, n_resamples=100), random_state=0).fit(X, y)
+    x = rng.uniform(0, 5, 300)
+    covered = (rng.random(300) < 0.9).astype(int)
+    return {
+        "FaithResult": faith,
+        "FaithSensitivityResult": faith_sensitivity({"default": auditor}, X[1000:], y[1000:],
+                                                    epsilons=[0.0, 0.5]),
+        "MetricDiagnostics": faith.metric_diagnostics,
+        "GroupBoundsResult": certify_bounds(y, y_pred, groups, metric="error_rate", **common),
+        "GroupCertificationResult": certify_threshold(y, y_pred, groups, metric="error_rate",
+                                                      epsilon0=0.0, alternative="less",
+                                                      **common),
+        "GroupFlagResult": flags,
+        "EqualizedOddsResult": equalized_odds(y, y_pred, groups, **common),
+        "RKHSBoundsResult": rkhs_tilt_bounds(x, covered, covered,
+                                             metric=lambda y, p: p.astype(float),
+                                             bandwidth=0.5, **common),
+        "CoefficientPath": coefficient_path(selector.estimator, selector.param_grid_, X, y),
+        "FairModelSelector": selector,
+        "AuditReport": AuditReport("Example report", "a toy rule", (group_section(flags),)),
+    }

@@ -183,3 +183,49 @@ def test_every_seed_accepts_every_random_state(random_state):
     partitioned_certify_bounds(X.assign(y=y, y_pred=y_pred), label="y", prediction="y_pred",
                                protected=["g"], metric="error_rate", bootstrap="poisson",
                                n_resamples=20, random_state=random_state)
+
+
+# -- every result has a notebook display ----------------------------------------------------
+#: Documented classes that are not results shown on their own, and why they have no
+#: ``_repr_html_``. A new public class must either have a notebook display (and a case in the
+#: ``display_results`` fixture, checked by tests/test_display.py) or be listed here.
+NO_DISPLAY = {
+    "Verdict": "part of a group result's display (its verdict line)",
+    "ResultTable": "part of a group result's display (its table)",
+    "GroupAuditResult": "the protocol itself: its _repr_html_ serves every group result",
+    "ConfidenceInterval": "a one-line record; its repr is its display",
+    "GroupBound": "a one-line record of one queried group; its repr is its display",
+    "TiltBound": "a one-line record of one queried tilt; its repr is its display",
+    "LinearPieces": "part of FaithResult (its bounds and kink diagnostic)",
+    "TransportProblem": "an input of the audit (the prepared LP), not a result",
+    "GridSpace": "an input of the audit (the sample space), not a result",
+    "EmpiricalSpace": "an input of the audit (the sample space), not a result",
+    "Metric": "an input of the group audit (the per-row metric), not a result",
+    "GroupCollection": "an input of the group audit (the groups), not a result",
+    "AuditSummary": "the counts the group procedures run on, not a result",
+    "TrailSummary": "mergeable counts of a partition, not a result",
+    "Section": "a piece of a report; AuditReport displays them",
+    "Table": "a piece of a report section",
+    "Figure": "a piece of a report section",
+}
+
+
+def test_every_result_class_has_a_notebook_display(display_results):
+    """Every documented class is an estimator (scikit-learn's diagram), a warning or error,
+    listed in NO_DISPLAY with its reason, or has ``_repr_html_`` and a case in the
+    ``display_results`` fixture (whose displays tests/test_display.py checks)."""
+    from sklearn.base import BaseEstimator
+
+    displayed = set()
+    for package, name in DOCUMENTED:
+        obj = getattr(importlib.import_module(f"skfair_audit.{package}"), name)
+        if not inspect.isclass(obj) or issubclass(obj, (Exception, Warning)):
+            continue
+        if issubclass(obj, BaseEstimator):
+            continue  # the fitted selector's choice is checked with the results below
+        if name in NO_DISPLAY:
+            continue
+        assert "_repr_html_" in dir(obj), f"{package}.{name} has no notebook display"
+        displayed.add(name)
+    assert displayed | {"FairModelSelector"} == set(display_results)
+    assert set(NO_DISPLAY) <= {name for _, name in DOCUMENTED}

@@ -194,7 +194,8 @@ def faith_audit(
         The free subspace of the fair metric behind ``cost``
         (:func:`~skfair_audit.faith.metric_diagnostics`); kept in the result and checked.
     batch_size, random_state, n_jobs, verbose
-        Resampling engine controls: results are identical for any ``n_jobs`` and backend.
+        Resampling engine controls: results are identical for any ``n_jobs``, backend and
+        ``verbose`` (0: silent; otherwise a progress bar over the bootstrap replicates).
     memory_limit : int, float, str or None, default="2GiB"
         Budget of the dense problem's construction and of a bootstrap batch; exceeding it
         raises :class:`MemoryLimitError` before allocating (see :func:`prepare_transport`).

@@ -129,6 +129,8 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
     n_jobs : int, optional
         Parallel bootstrap batches; results are identical for any value.
     verbose : int, default=0
+        0: silent; otherwise a progress bar over the bootstrap replicates, advanced batch by
+        batch (tqdm when installed). It never changes the result.
 
     Attributes
     ----------

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from ..utils import records_to_frame
+from ..group import ResultTable
+from ..utils import html_card, html_table, html_verdict, records_to_frame
 from ._metric import _protected_groups
 
 __all__ = [
@@ -125,6 +126,41 @@ class MetricDiagnostics:
             "free_share": self.free_share,
             "free_sources": "; ".join(self.responsible()),
         }
+
+    def table(self):
+        """One row per candidate sensitive direction: how well the non-protected features
+        predict it (cross-validated AUC), whether the metric kept it, the free directions it
+        brought.
+
+        Returns
+        -------
+        skfair_audit.group.ResultTable
+        """
+        return ResultTable(
+            ("source", "n_members", "auc", "kept", "free_directions"),
+            ("source", "members", "CV AUC", "kept", "free directions"),
+            tuple((r["source"], r["n_members"], r["auc"], r["kept"], r["free_directions"])
+                  for r in self.sources),
+        )
+
+    def _repr_html_(self):
+        """A compact summary for notebooks: what the metric leaves free, and why."""
+        table = self.table()
+        verdict = (html_verdict("degenerate: most non-protected directions are free",
+                                f"{self.n_free} of {self.n_non_protected} are free.",
+                                unfair=True)
+                   if self.degenerate else
+                   html_verdict(f"{self.n_free} of {self.n_non_protected} non-protected "
+                                "directions free", unfair=False))
+        return html_card(
+            f"MetricDiagnostics: {self.metric}",
+            verdict=verdict,
+            paragraphs=["Moves along a free direction cost nothing under the fair metric: the "
+                        "audit treats individuals who differ only along them as comparable."],
+            key_figures=self.summary(),
+            tables=[html_table("Candidate sensitive directions", table.labels, table.rows)]
+            if table.rows else [],
+        )
 
     def to_frame(self):
         """One row per source of free directions (a :class:`pandas.DataFrame`)."""

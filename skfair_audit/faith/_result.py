@@ -8,7 +8,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory
-from ..utils import ConfidenceInterval, check_confidence_level, records_to_frame
+from ..group import Verdict
+from ..utils import (
+    CARD_ROWS,
+    ConfidenceInterval,
+    card_figure,
+    check_confidence_level,
+    format_value,
+    html_card,
+    html_guarantee,
+    html_table,
+    html_verdict,
+    records_to_frame,
+)
 from ._diagnostics import MetricDiagnostics, degenerate_metric_reasons
 from ._inference import root_bounds
 from ._uniform import LinearPieces
@@ -327,6 +339,167 @@ class FaithResult:
                 note += "; pointwise bootstraps may miss their level here, use method='uniform'"
             lines.append(note)
         return "\n".join(lines)
+
+    # -- what the audit tells a reader (shared by the report and the notebook display) ------
+    def guarantee(self):
+        """The guarantee of the bounds, in plain words.
+
+        Returns
+        -------
+        str
+        """
+        level = self.confidence_level
+        ci = self.confidence_interval()
+        return (
+            f"ψ is the largest increase of the audited model's expected loss when individuals "
+            f"may be moved, at total transport cost at most ε = {self.epsilon:g} "
+            f"under the fair metric, to where the model does worst. With {level:.0%} confidence "
+            f"ψ lies between {format_value(ci.low)} and {format_value(ci.high)}; the one-sided "
+            f"bounds [{format_value(self.lower_bound)}, {format_value(self.upper_bound)}] hold "
+            f"at {level:.0%} each. "
+            + ("These are large-sample guarantees that hold uniformly, also at and near the "
+               "kinks of ε ↦ ψ where ψ is not differentiable (uniform bounds)."
+               if self.method == "uniform" else
+               f"The {self.method} bootstrap gives them as n grows at every fixed population "
+               "(pointwise), but may miss its level near a kink of ε ↦ ψ; method='uniform' "
+               "does not.")
+            + " The guarantee is about this one fitted model, the randomness being that of the "
+            "audit sample (held out from its training): a model trained on other data has its "
+            "own ψ."
+        )
+
+    def verdict(self):
+        """The decision of the δ-fairness test (descriptive when no δ was given).
+
+        Returns
+        -------
+        skfair_audit.group.Verdict
+            ``unfair`` is :attr:`rejected`; ``gated`` whether a δ was given.
+        """
+        if self.delta is None:
+            ci = self.confidence_interval()
+            return Verdict(False, False, "no δ given: bounds only",
+                           f"ψ̂ = {format_value(self.statistic)}, "
+                           f"{self.confidence_level:.0%} interval [{format_value(ci.low)}, "
+                           f"{format_value(ci.high)}].")
+        alpha = 1 - self.confidence_level
+        if self.rejected:
+            return Verdict(True, True, f"NOT δ-fair for δ = {self.delta:g}", (
+                f"The model is NOT δ-fair for δ = {self.delta:g}: the lower bound "
+                f"{format_value(self.lower_bound)} exceeds δ (p = {format_value(self.pvalue)}). "
+                f"A δ-fair model would be declared unfair with probability at most {alpha:.0%}."
+            ))
+        if self.certified_fair:
+            return Verdict(False, True, f"certified δ-fair for δ = {self.delta:g}", (
+                f"The model is certified δ-fair for δ = {self.delta:g}: the upper bound "
+                f"{format_value(self.upper_bound)} is below δ (p = "
+                f"{format_value(self.fair_pvalue)}); a model that is not δ-fair would be "
+                f"certified with probability at most {alpha:.0%}."
+            ))
+        return Verdict(False, True, f"δ-fairness for δ = {self.delta:g} not rejected", (
+            f"δ-fairness for δ = {self.delta:g} cannot be rejected (lower bound "
+            f"{format_value(self.lower_bound)} ≤ δ, p = {format_value(self.pvalue)}), but it is "
+            "not certified either (the upper bound is not below δ): the audit sample does not "
+            "settle the question."
+        ))
+
+    def notes(self):
+        """Warnings a reader needs: ε near a kink of ψ, a degenerate fair metric.
+
+        Returns
+        -------
+        list of str
+        """
+        notes = []
+        if self.near_kink or not self.gaussian_limit:
+            notes.append(
+                "Note: ε may sit at or near a kink of the audit curve (more than one linear "
+                "piece of ψ is plausibly active), where the limit law is not Gaussian; "
+                + ("the uniform bounds used here stay valid there."
+                   if self.method == "uniform" else
+                   "the pointwise bootstraps may miss their level there; method='uniform' "
+                   "does not.")
+            )
+        reasons = self.degenerate_metric_reasons()
+        if reasons:
+            notes.append(
+                "Warning: the fair metric looks degenerate: " + "; and ".join(reasons) + ". A "
+                "metric that frees every move makes the audit measure how often the model errs "
+                "rather than whether it treats similar individuals alike; see the metric table "
+                "below and the user guide's \"Choosing a fair metric\"."
+            )
+        return notes
+
+    def key_figures(self):
+        """The numbers of the audit for a reader: statistic, bounds, test, sample, metric.
+
+        Returns
+        -------
+        dict
+        """
+        level = self.confidence_level
+        ci = self.confidence_interval()
+        figures = {
+            "statistic ψ̂": self.statistic,
+            f"{level:.0%} interval": f"[{format_value(ci.low)}, {format_value(ci.high)}]",
+            "one-sided lower bound": self.lower_bound,
+            "one-sided upper bound": self.upper_bound,
+            "ε (budget)": self.epsilon,
+            "δ (threshold)": self.delta,
+            "p-value (H0: δ-fair)": self.pvalue,
+            "rejected δ-fairness": self.rejected,
+            "certified δ-fair": self.certified_fair,
+            "inference": f"{self.method}, {self.bootstrap_distribution.size} resamples"
+            + (f", m = {self.m}" if self.m is not None else ""),
+            "near a kink": self.near_kink,
+            "audit rows n": self.n,
+            "cells K": self.n_cells,
+        }
+        if self.zero_cost_share is not None:
+            figures["reach a worse decision at zero cost"] = (
+                f"{self.zero_cost_share:.1%} of audited individuals "
+                f"({self.reachable_share:.1%} at any cost)"
+            )
+            figures["ψ̂ at ε = 0 / with unlimited budget"] = (
+                f"{format_value(self.zero_cost_statistic)} / "
+                f"{format_value(self.max_statistic)}"
+            )
+        diagnostics = self.metric_diagnostics
+        if diagnostics is not None:
+            figures["fair metric"] = diagnostics.metric
+            figures["free metric directions"] = (
+                f"{diagnostics.n_free} of {diagnostics.n_non_protected} non-protected"
+            )
+        if self.zero_cost_share is not None:
+            figures["degenerate metric"] = self.degenerate_metric
+        return figures
+
+    def _repr_html_(self):
+        """A compact summary for notebooks (the report's FaiTH section, shortened)."""
+        verdict = self.verdict()
+        moves = self.moves()
+        tables = []
+        if moves:
+            tables.append(html_table(
+                "Largest moves of the worst-case plan: who would be treated worse in another "
+                "cell", ("from cell", "to cell", "individuals moved", "mass"),
+                [(m["from_cell"], m["to_cell"], round(m["count"], 1), m["mass"])
+                 for m in moves[:CARD_ROWS]], total=len(moves)))
+        figures = []
+        if self.cell_features is not None:
+            figures.append(card_figure(
+                "faith-heatmap", "Adversarial change in counts n(Q − f_n) per cell: red cells "
+                "gain individuals under the worst case, blue cells lose them.", self.plot))
+        return html_card(
+            "FaithResult: individual fairness (FaiTH)",
+            verdict=html_verdict(verdict.summary, verdict.details,
+                                 unfair=verdict.unfair if verdict.gated else None),
+            guarantee=html_guarantee(self.guarantee()),
+            paragraphs=self.notes(),
+            key_figures=self.key_figures(),
+            tables=tables,
+            figures=figures,
+        )
 
     def plot(self, *, rows=None, columns=None, ax=None, cmap="RdBu_r"):
         """Heat maps of the adversarial count changes ``n(Q − f_n)`` by cell, one per label.

@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..utils import import_optional, records_to_frame
+from ..utils import (
+    CARD_ROWS,
+    card_figure,
+    html_card,
+    html_key_figures,
+    html_table,
+    html_verdict,
+    import_optional,
+    records_to_frame,
+)
 from ._solver import check_epsilon
 
 __all__ = ["FaithSensitivityResult", "faith_sensitivity"]
@@ -104,6 +113,38 @@ class FaithSensitivityResult:
                     f"[{self.ci_low[i, j]:.4f}, {self.ci_high[i, j]:.4f}]{verdict}"
                 )
         return "\n".join(lines)
+
+    def _repr_html_(self):
+        """A compact summary for notebooks: the table of ψ(ε) per metric and its plot."""
+        level = f"{self.confidence_level:.0%}"
+        if self.rejected is None:
+            verdict = html_verdict("no δ given: bounds only")
+        else:
+            count = int(np.sum(self.rejected))
+            verdict = html_verdict(
+                f"δ-fairness rejected at {count} of {self.rejected.size} (metric, ε) pairs",
+                f"δ = {self.delta:g}, each test at level {1 - self.confidence_level:.0%}.",
+                unfair=count > 0)
+        rows = [(r["metric"], r["epsilon"], r["statistic"], r["ci_low"], r["ci_high"],
+                 r["rejected"]) for r in self.records()]
+        return html_card(
+            "FaithSensitivityResult: FaiTH along ε, per fair metric",
+            verdict=verdict,
+            paragraphs=[f"ψ(ε) with its two-sided {level} interval; every budget and metric uses "
+                        "the same bootstrap seed, so the curves differ by what ε and the metric "
+                        "change, not by Monte Carlo noise."],
+            key_figures={"metrics": ", ".join(self.metric_names),
+                         "budgets ε": f"{len(self.epsilons)} from {self.epsilons[0]:g} to "
+                                      f"{self.epsilons[-1]:g}",
+                         "δ": self.delta, "confidence level": self.confidence_level},
+            tables=[html_table("ψ(ε) per metric",
+                               ("metric", "ε", "ψ̂", f"{level} low", f"{level} high",
+                                "rejected"), rows[:2 * CARD_ROWS], total=len(rows)),
+                    html_key_figures({f"{name}: free directions": self.free_directions[i]
+                                      for i, name in enumerate(self.metric_names)})],
+            figures=[card_figure("faith-sensitivity", "ψ(ε) with its confidence band",
+                                 self.plot)],
+        )
 
     def plot(self, ax=None, *, band="two-sided"):
         """ψ(ε) with its confidence band, one line per metric, and δ.

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as _stats
 
+from .._progress import track
 from .._resampling import MultinomialCounts, default_batch_size, resample
 from ._intervals import max_subarray
 
@@ -258,13 +259,14 @@ class _OnAtoms:
 
 
 def run_bootstrap(summary, statistic, n_resamples, *, batch_size=None, random_state=None,
-                  n_jobs=None):
+                  n_jobs=None, verbose=0):
     """The one bootstrap engine: ``statistic`` (of :class:`ReplicateSums`) over replicates.
 
     With atoms, Efron's bootstrap as multinomial counts over the atoms
     (:func:`skfair_audit._resampling.resample`: batches seeded from ``random_state``,
     identical for any ``n_jobs``). Without atoms (a continuous metric on a partitioned
-    trail), the Poisson replicates computed by the partitions, in order.
+    trail), the Poisson replicates computed by the partitions, in order. ``verbose`` shows a
+    progress bar over the replicates (it never changes the result).
 
     Returns
     -------
@@ -286,18 +288,19 @@ def run_bootstrap(summary, statistic, n_resamples, *, batch_size=None, random_st
             )
         step = default_batch_size(4 * max(stats.n_cells, 1)) if batch_size is None else (
             batch_size)
-        return np.concatenate([
-            np.asarray(statistic(summary.replicates.batch(
-                start, start + step, stats, summary.target_kind, summary.theta_hat)))
-            for start in range(0, summary.replicates.n_resamples, step)
-        ], axis=0)
+        total = summary.replicates.n_resamples
+        parts = (np.asarray(statistic(summary.replicates.batch(
+            start, start + step, stats, summary.target_kind, summary.theta_hat)))
+            for start in range(0, total, step))
+        return np.concatenate(list(track(parts, total, "bootstrap", unit="resample",
+                                         verbose=verbose, weight=len)), axis=0)
     if batch_size is None:
         groups = getattr(summary, "groups", None)
         width = max(stats.n_atoms, stats.n_cells, 0 if groups is None else groups.n_groups)
         batch_size = default_batch_size(4 * width)
     return resample(_OnAtoms(statistic, stats, summary.target_kind, summary.theta_hat),
                     stats.draw(), n_resamples, batch_size=batch_size,
-                    random_state=random_state, n_jobs=n_jobs)
+                    random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,6 +20,7 @@ from ..utils import (
     PROBABILITY,
     RANDOM_STATE,
     STRING,
+    VERBOSE,
     InstanceOf,
     Interval,
     Options,
@@ -144,6 +145,9 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
     random_state : None, int, RandomState, Generator or SeedSequence
     n_jobs : int, optional
         Parallel bootstrap batches; results are identical for any value.
+    verbose : int, default=0
+        0: silent; otherwise a progress bar over the bootstrap replicates (tqdm when
+        installed). It never changes the result.
 
     Attributes
     ----------
@@ -227,6 +231,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         batch_size=None,
         random_state=None,
         n_jobs=None,
+        verbose=0,
     ):
         self.estimator = estimator
         self.metric = metric
@@ -253,6 +258,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         self.batch_size = batch_size
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -318,6 +324,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         "batch_size": [None, POSITIVE_INT],
         "random_state": [RANDOM_STATE],
         "n_jobs": N_JOBS,
+        "verbose": VERBOSE,
     }
 
     def _check_params(self):
@@ -535,7 +542,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
     def _run(self, y_true, y_pred, collection):
         common = dict(target=self.target, n_resamples=self.n_resamples,
                       batch_size=self.batch_size, random_state=self.random_state,
-                      n_jobs=self.n_jobs)
+                      n_jobs=self.n_jobs, verbose=self.verbose)
         scaling = dict(scale=self.scale, p_star=self.p_star, w0=self.w0)
         procedure = self.procedure
         if procedure == "equalized_odds":

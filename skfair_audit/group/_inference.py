@@ -53,7 +53,7 @@ def _describe(summary, n_resamples):
 
 
 def certify_bounds(summary, *, alternative, alpha, scale, p_star, w0, n_resamples,
-                   batch_size, random_state, n_jobs) -> GroupBoundsResult:
+                   batch_size, random_state, n_jobs, verbose=0) -> GroupBoundsResult:
     r"""Simultaneous bounds from the bootstrap suprema of the scaled disparity process.
 
     The suprema of every replicate are :math:`\sup_G T_b(G)/s_G` and
@@ -66,7 +66,7 @@ def certify_bounds(summary, *, alternative, alpha, scale, p_star, w0, n_resample
     process = DisparityProcess(summary.stats, summary.groups, summary.target_kind,
                                summary.theta_hat, False, (0.0, 0.0), scales, summary.active)
     sups = run_bootstrap(summary, process, n_resamples, batch_size=batch_size,
-                         random_state=random_state, n_jobs=n_jobs)
+                         random_state=random_state, n_jobs=n_jobs, verbose=verbose)
     _warn_if_degenerate(degenerate, summary)
     dist = {"lower": sups[:, 0], "upper": sups[:, 1]}.get(alternative, sups.max(axis=1))
     c = critical_value(dist, alpha)
@@ -90,7 +90,8 @@ def certify_bounds(summary, *, alternative, alpha, scale, p_star, w0, n_resample
 
 
 def certify_threshold(summary, *, epsilon0, alternative, alpha, scale, p_star, w0, method,
-                      n_resamples, batch_size, random_state, n_jobs) -> GroupCertificationResult:
+                      n_resamples, batch_size, random_state, n_jobs,
+                      verbose=0) -> GroupCertificationResult:
     """Boolean certificates at ``epsilon0`` (see :func:`skfair_audit.group.certify_threshold`)."""
     if alternative == "within" and epsilon0 < 0:
         raise ValueError("epsilon0 must be non-negative for alternative='within'.")
@@ -109,7 +110,7 @@ def certify_threshold(summary, *, epsilon0, alternative, alpha, scale, p_star, w
                                summary.theta_hat, True, eps, scales, summary.active,
                                kadane=use_kadane)
     sups = run_bootstrap(summary, process, n_resamples, batch_size=batch_size,
-                         random_state=random_state, n_jobs=n_jobs)
+                         random_state=random_state, n_jobs=n_jobs, verbose=verbose)
     dist = {"greater": sups[:, 0], "less": sups[:, 1]}.get(alternative, sups.max(axis=1))
     c = critical_value(dist, alpha)
     _warn_if_degenerate(degenerate, summary)
@@ -152,7 +153,7 @@ def null_standard_errors(summary, epsilon0, alternative):
 
 
 def flag_groups(summary, *, epsilon0, alternative, q, se, n_resamples, batch_size,
-                random_state, n_jobs) -> GroupFlagResult:
+                random_state, n_jobs, verbose=0) -> GroupFlagResult:
     """Benjamini–Hochberg flags (see :func:`skfair_audit.group.flag_groups`)."""
     if alternative == "two-sided" and epsilon0 < 0:
         raise ValueError("epsilon0 must be non-negative for a two-sided null |eps| <= eps0.")
@@ -163,7 +164,8 @@ def flag_groups(summary, *, epsilon0, alternative, q, se, n_resamples, batch_siz
                                    summary.theta_hat, False, (0.0, 0.0),
                                    np.ones(summary.groups.n_groups), summary.active)
         reps = run_bootstrap(summary, process.replicate_estimates, n_resamples,
-                             batch_size=batch_size, random_state=random_state, n_jobs=n_jobs)
+                             batch_size=batch_size, random_state=random_state, n_jobs=n_jobs,
+                             verbose=verbose)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             std = np.nanstd(reps, axis=0, ddof=1)

@@ -74,6 +74,7 @@ def certify_bounds(
     batch_size=None,
     random_state=None,
     n_jobs=None,
+    verbose=0,
 ) -> GroupBoundsResult:
     """Confidence bounds on every group's disparity, valid simultaneously.
 
@@ -112,10 +113,11 @@ def certify_bounds(
         Variance shrinkage: ``inf`` (default, recommended by the paper) uses the global sd.
     pos_label : optional
         Positive label, when ``metric`` is a name.
-    n_resamples, batch_size, random_state, n_jobs
+    n_resamples, batch_size, random_state, n_jobs, verbose
         Bootstrap controls: replicates, replicates per batch (memory), seed (None, int,
-        RandomState, Generator or SeedSequence) and parallel workers; results do not depend
-        on ``n_jobs``.
+        RandomState, Generator or SeedSequence), parallel workers and a progress bar
+        (``verbose``: 0 silent, otherwise a bar advanced batch by batch); results depend on
+        neither ``n_jobs`` nor ``verbose``.
 
     Returns
     -------
@@ -144,7 +146,7 @@ def certify_bounds(
                                   pos_label=pos_label).certify_bounds(
         alternative=alternative, alpha=alpha, scale=scale, p_star=p_star, w0=w0,
         n_resamples=n_resamples, batch_size=batch_size, random_state=random_state,
-        n_jobs=n_jobs)
+        n_jobs=n_jobs, verbose=verbose)
 
 
 _CERTIFY_THRESHOLD_PARAMETERS = {
@@ -174,6 +176,7 @@ def certify_threshold(
     batch_size=None,
     random_state=None,
     n_jobs=None,
+    verbose=0,
 ) -> GroupCertificationResult:
     """Boolean certificates :math:`\\epsilon(G) > \\epsilon_0` (``"greater"``),
     :math:`< \\epsilon_0` (``"less"``) or :math:`|\\epsilon(G)| < \\epsilon_0` (``"within"``).
@@ -207,7 +210,7 @@ def certify_threshold(
     method : {"auto", "kadane", "enumeration"}
     y, y_pred, groups, metric, target, alpha, scale, p_star, w0, pos_label
         As in :func:`certify_bounds`.
-    n_resamples, batch_size, random_state, n_jobs
+    n_resamples, batch_size, random_state, n_jobs, verbose
         Bootstrap controls, as in :func:`certify_bounds`.
 
     Returns
@@ -234,7 +237,7 @@ def certify_threshold(
                                   pos_label=pos_label).certify_threshold(
         epsilon0=epsilon0, alternative=alternative, alpha=alpha, scale=scale, p_star=p_star,
         w0=w0, method=method, n_resamples=n_resamples, batch_size=batch_size,
-        random_state=random_state, n_jobs=n_jobs)
+        random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
 
 _FLAG_GROUPS_PARAMETERS = {
@@ -260,6 +263,7 @@ def flag_groups(
     batch_size=None,
     random_state=None,
     n_jobs=None,
+    verbose=0,
 ) -> GroupFlagResult:
     """Flag groups whose disparity exceeds :math:`\\epsilon_0`, controlling the FDR at ``q``.
 
@@ -289,7 +293,7 @@ def flag_groups(
     epsilon0 : float
         Null threshold of the disparity.
     alternative : {"greater", "less", "two-sided"}
-    n_resamples, batch_size, random_state, n_jobs
+    n_resamples, batch_size, random_state, n_jobs, verbose
         Used only with ``se="bootstrap"``.
 
     Returns
@@ -310,7 +314,7 @@ def flag_groups(
     return AuditSummary.from_rows(y, y_pred, groups, metric=metric, target=target,
                                   pos_label=pos_label).flag_groups(
         epsilon0=epsilon0, alternative=alternative, q=q, se=se, n_resamples=n_resamples,
-        batch_size=batch_size, random_state=random_state, n_jobs=n_jobs)
+        batch_size=batch_size, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
 
 _FLAG_GROUPS_SPLIT_PARAMETERS = {
@@ -435,6 +439,7 @@ def equalized_odds(
     batch_size=None,
     random_state=None,
     n_jobs=None,
+    verbose=0,
 ) -> EqualizedOddsResult:
     """Equalized-odds audit: false and true positive rate audits at ``alpha / 2`` each.
 
@@ -454,7 +459,7 @@ def equalized_odds(
         None: bounds; a number: certificates within :math:`\\pm\\epsilon_0`.
     scale, p_star, w0
         As in :func:`certify_bounds`.
-    n_resamples, batch_size, random_state, n_jobs
+    n_resamples, batch_size, random_state, n_jobs, verbose
         Bootstrap controls, as in :func:`certify_bounds` (the two audits get independent
         streams spawned from ``random_state``).
 
@@ -476,7 +481,7 @@ def equalized_odds(
     seeds = seed_sequence(random_state).spawn(2)
     common = dict(target=target, alpha=alpha / 2, pos_label=pos_label, scale=scale,
                   p_star=p_star, w0=w0, n_resamples=n_resamples, batch_size=batch_size,
-                  n_jobs=n_jobs)
+                  n_jobs=n_jobs, verbose=verbose)
     if epsilon0 is None:
         fpr, tpr = (
             certify_bounds(y, y_pred, groups, metric=m, alternative="two-sided",

@@ -10,6 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils import CARD_ROWS, card_figure, html_card, html_guarantee, html_table, html_verdict
+
+#: What the bounds of each ``alternative`` of a bounds procedure are called, in words.
+BOUND_SIDES = {"lower": "lower bounds", "upper": "upper bounds", "two-sided": "intervals"}
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -79,6 +84,8 @@ class GroupAuditResult:
 
     plus ``plot()``, :attr:`interval_description` (what the plotted bars mean) and
     :meth:`plot_order` (which groups the plot shows, the ones the verdict names first).
+    :meth:`display_order`. The notebook display (``_repr_html_``) of every group result is
+    built from these answers, with the building blocks of the HTML report.
     """
 
     #: The procedure that produced the result ("bounds", "threshold", "flag", ...).
@@ -197,20 +204,22 @@ class GroupAuditResult:
         str
         """
         order = self.plot_order(max_groups, min_size, epsilon0)
-        n_named = int(self._emphasised(epsilon0)[order].sum())
         n_total = int(self.active.sum())
-        sign = {"greater": "decreasing disparity", "lower": "decreasing disparity",
-                "less": "increasing disparity", "upper": "increasing disparity"}.get(
-            getattr(self, "alternative", None), "decreasing absolute disparity")
         shown = (f"all {n_total} non-empty groups" if order.size == n_total
                  else f"{order.size} of {n_total} non-empty groups (the others are in the "
                       "table)")
+        return f"{shown}, top to bottom: {self._order_words(order, epsilon0)}."
+
+    def _order_words(self, order, epsilon0=None):
+        """How :meth:`plot_order` sorted the groups ``order``, in words."""
+        n_named = int(self._emphasised(epsilon0)[order].sum())
+        sign = {"greater": "decreasing disparity", "lower": "decreasing disparity",
+                "less": "increasing disparity", "upper": "increasing disparity"}.get(
+            getattr(self, "alternative", None), "decreasing absolute disparity")
         if n_named:
-            first = (f"the {n_named} group(s) {self._emphasis_label(epsilon0)} first (red), "
-                     f"then the others by {sign}")
-        else:
-            first = f"by {sign} (no group {self._emphasis_label(epsilon0)})"
-        return f"{shown}, top to bottom: {first}."
+            return (f"the {n_named} group(s) {self._emphasis_label(epsilon0)} first (red), "
+                    f"then the others by {sign}")
+        return f"by {sign} (no group {self._emphasis_label(epsilon0)})"
 
     #: What the groups the verdict names are (the plot's legend).
     _EMPHASIS = "named by the verdict"
@@ -251,3 +260,53 @@ class GroupAuditResult:
 
     def _metric_words(self):
         return self.metric.replace("_", " ")
+
+    def display_order(self, table=None) -> np.ndarray:
+        """Rows of :meth:`table` in reading order: the order of :meth:`plot_order` (the groups
+        the verdict names first, then the most extreme in the direction the audit looks),
+        followed by the rows the plot leaves out (empty groups).
+
+        Parameters
+        ----------
+        table : ResultTable, optional
+            ``self.table()`` when already computed.
+
+        Returns
+        -------
+        ndarray of int
+            Positions in ``table.rows``.
+        """
+        table = self.table() if table is None else table
+        position = {row[0]: k for k, row in enumerate(table.rows)}
+        names = list(self.names)
+        order = [position[names[i]] for i in self.plot_order(max_groups=len(names))
+                 if names[i] in position]
+        seen = set(order)
+        order += [k for k in range(len(table.rows)) if k not in seen]
+        return np.asarray(order, dtype=np.intp)
+
+    def _repr_html_(self):
+        """A compact summary for notebooks (the report's section, shortened)."""
+        table = self.table()
+        verdict = self.verdict()
+        order = self.display_order(table)[:CARD_ROWS]
+        failing = set(verdict.groups)
+        rows = [table.rows[k] for k in order]
+        title = f"{type(self).__name__}: {self.key_figures()['metric'].replace('_', ' ')}"
+        caption = "Groups, " + self._order_words(self.plot_order(max_groups=len(self.names)))
+        figure = card_figure(
+            f"{self.procedure}-plot",
+            f"disparity per group with its {self.interval_description}",
+            lambda: self.plot(max_groups=2 * CARD_ROWS))
+        return html_card(
+            title,
+            verdict=html_verdict(verdict.summary, verdict.details,
+                                 unfair=verdict.unfair if verdict.gated else None),
+            guarantee=html_guarantee(self.guarantee()),
+            paragraphs=[self.describe()],
+            key_figures=self.key_figures(),
+            tables=[html_table(caption, table.labels, rows, total=len(table.rows),
+                               highlight={k for k, row in enumerate(rows)
+                                          if row[0] in failing})],
+            figures=[figure],
+        )

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..utils import ConfidenceInterval, import_optional
 from ._bootstrap import disparity_range, group_scales, simultaneous_bounds
-from ._protocol import GroupAuditResult, ResultTable, Verdict
+from ._protocol import BOUND_SIDES, GroupAuditResult, ResultTable, Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,8 +343,7 @@ class GroupBoundsResult(_GroupLookup):
         -------
         str
         """
-        side = {"lower": "lower bounds", "upper": "upper bounds",
-                "two-sided": "intervals"}[self.alternative]
+        side = BOUND_SIDES[self.alternative]
         return (
             f"The disparity of a group is ε(G) = {self._metric_words()}(G) − θ. With "
             f"probability at least {1 - self.alpha:.0%} (as the sample grows), the {side} of "
@@ -707,7 +706,11 @@ class EqualizedOddsResult(GroupAuditResult):
                        np.abs(self.true_positive_rate.estimates))
 
     def _emphasis_label(self, epsilon0=None):
-        return "not certified" if self.certified is not None else f"reaching {epsilon0:g}"
+        if self.certified is not None:
+            return "not certified"
+        # Without a gate the verdict names no group (bounds only).
+        return ("named by the verdict: bounds only, no epsilon0 gate" if epsilon0 is None
+                else f"reaching {epsilon0:g}")
 
     @property
     def sizes(self) -> np.ndarray:

@@ -48,10 +48,14 @@ from ..utils import (
     ConfidenceInterval,
     Interval,
     Options,
+    html_card,
+    html_guarantee,
+    html_verdict,
     validate_params,
 )
 from ._bootstrap import SufficientStatistics, critical_value, run_bootstrap
 from ._metrics import as_array
+from ._protocol import BOUND_SIDES
 from ._summary import ALTERNATIVES, BOOTSTRAP_CONSTRAINTS, AuditSummary, resolve_metric
 
 
@@ -117,6 +121,36 @@ class RKHSBoundsResult:
     _X: np.ndarray = field(repr=False, default=None)
     _values: np.ndarray = field(repr=False, default=None)
     _factor: np.ndarray = field(repr=False, default=None)
+
+    def guarantee(self) -> str:
+        """The guarantee of the tilt bounds, in plain words.
+
+        Returns
+        -------
+        str
+        """
+        side = BOUND_SIDES[self.alternative]
+        return (
+            f"A tilt h ≥ 0 reweights the audit distribution; its disparity is "
+            f"ε(h) = E[(L − θ) h] / E[h]. With probability at least {1 - self.alpha:.0%} (as "
+            f"the sample grows), the {side} ε̂(h) ∓ c ‖h‖² / P_n[h]² hold at the same time for "
+            f"every tilt of the Gaussian RKHS ball of bandwidth {self.bandwidth:g} (norm ≤ 1, "
+            "or scaled to it): tilts may be chosen after looking at the data."
+        )
+
+    def _repr_html_(self):
+        """A compact summary for notebooks: the calibrated critical value and its guarantee."""
+        return html_card(
+            "RKHSBoundsResult: tilts of a Gaussian RKHS ball",
+            verdict=html_verdict("bounds only", "query a tilt with bound(coef=..., "
+                                 "centers=...) or bound(values=...)."),
+            guarantee=html_guarantee(self.guarantee()),
+            key_figures={"critical value c": self.critical_value, "α (simultaneous)": self.alpha,
+                         "bounds": self.alternative, "bandwidth σ": self.bandwidth,
+                         "target θ": self.target, "audit rows": self.n,
+                         "kernel factor rank": self.rank,
+                         "resamples": self.bootstrap_distribution.size},
+        )
 
     def bound(self, *, coef=None, centers=None, values=None) -> TiltBound:
         """Bound for a tilt :math:`h`, given by kernel coefficients or by values.
@@ -314,6 +348,7 @@ def rkhs_tilt_bounds(
     batch_size=None,
     random_state=None,
     n_jobs=None,
+    verbose=0,
 ) -> RKHSBoundsResult:
     """Bounds on :math:`E[(L-\\theta)h]/E[h]` simultaneous over a Gaussian RKHS unit ball.
 
@@ -336,7 +371,7 @@ def rkhs_tilt_bounds(
         Simultaneous error level in (0, 1).
     max_rank, tol
         Pivoted Cholesky controls (the factor is exact to ``tol`` in trace).
-    n_resamples, batch_size, random_state, n_jobs
+    n_resamples, batch_size, random_state, n_jobs, verbose
         Bootstrap controls.
 
     Returns
@@ -382,7 +417,8 @@ def rkhs_tilt_bounds(
     statistic = _RKHSStatistic(factor, np.ones(n), values, theta, n)
     sups = run_bootstrap(summary, statistic, n_resamples,
                          batch_size=default_batch_size(2 * n) if batch_size is None else
-                         batch_size, random_state=random_state, n_jobs=n_jobs)
+                         batch_size, random_state=random_state, n_jobs=n_jobs,
+                         verbose=verbose)
     dist = {"lower": sups[:, 0], "upper": sups[:, 1]}.get(alternative, sups.max(axis=1))
     c = critical_value(dist, alpha)
     return RKHSBoundsResult(

@@ -41,6 +41,7 @@ from ..utils import (
     POSITIVE_INT,
     PROBABILITY,
     RANDOM_STATE,
+    VERBOSE,
     Interval,
     Options,
     compact_codes,
@@ -82,6 +83,7 @@ BOOTSTRAP_CONSTRAINTS = {
     "batch_size": [None, POSITIVE_INT],
     "random_state": [RANDOM_STATE],
     "n_jobs": N_JOBS,
+    "verbose": VERBOSE,
 }
 SCALE_CONSTRAINTS = {
     "scale": [Options(("rescaled", "unscaled"))],
@@ -812,7 +814,7 @@ class AuditSummary:
     @validate_params(_CERTIFY_BOUNDS_PARAMETERS)
     def certify_bounds(self, *, alternative="two-sided", alpha=0.1, scale="rescaled",
                        p_star=0.01, w0=np.inf, n_resamples=1000, batch_size=None,
-                       random_state=None, n_jobs=None):
+                       random_state=None, n_jobs=None, verbose=0):
         """Simultaneous confidence bounds on every group's disparity.
 
         See :func:`skfair_audit.group.certify_bounds` for the method and the parameters.
@@ -823,7 +825,7 @@ class AuditSummary:
         alpha : float
         scale : {"rescaled", "unscaled"}
         p_star, w0 : float
-        n_resamples, batch_size, random_state, n_jobs
+        n_resamples, batch_size, random_state, n_jobs, verbose
             Bootstrap controls (``n_resamples`` must equal the summary's number of Poisson
             replicates when it carries them, or be None).
 
@@ -834,12 +836,13 @@ class AuditSummary:
         return _inference.certify_bounds(
             self, alternative=alternative, alpha=alpha, scale=scale, p_star=p_star, w0=w0,
             n_resamples=n_resamples, batch_size=batch_size, random_state=random_state,
-            n_jobs=n_jobs)
+            n_jobs=n_jobs, verbose=verbose)
 
     @validate_params(_CERTIFY_THRESHOLD_PARAMETERS)
     def certify_threshold(self, *, epsilon0, alternative="greater", alpha=0.1,
                           scale="rescaled", p_star=0.01, w0=np.inf, method="auto",
-                          n_resamples=1000, batch_size=None, random_state=None, n_jobs=None):
+                          n_resamples=1000, batch_size=None, random_state=None, n_jobs=None,
+                          verbose=0):
         """Boolean certificates of every group's disparity against ``epsilon0``.
 
         See :func:`skfair_audit.group.certify_threshold` for the method and the parameters.
@@ -852,7 +855,7 @@ class AuditSummary:
         scale : {"rescaled", "unscaled"}
         p_star, w0 : float
         method : {"auto", "kadane", "enumeration"}
-        n_resamples, batch_size, random_state, n_jobs
+        n_resamples, batch_size, random_state, n_jobs, verbose
             Bootstrap controls.
 
         Returns
@@ -862,11 +865,11 @@ class AuditSummary:
         return _inference.certify_threshold(
             self, epsilon0=epsilon0, alternative=alternative, alpha=alpha, scale=scale,
             p_star=p_star, w0=w0, method=method, n_resamples=n_resamples,
-            batch_size=batch_size, random_state=random_state, n_jobs=n_jobs)
+            batch_size=batch_size, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
     @validate_params(_FLAG_GROUPS_PARAMETERS)
     def flag_groups(self, *, epsilon0=0.0, alternative="greater", q=0.1, se="delta",
-                    n_resamples=1000, batch_size=None, random_state=None, n_jobs=None):
+                    n_resamples=1000, batch_size=None, random_state=None, n_jobs=None, verbose=0):
         """Benjamini–Hochberg flags of the groups whose disparity passes ``epsilon0``.
 
         See :func:`skfair_audit.group.flag_groups` for the method and the parameters.
@@ -877,7 +880,7 @@ class AuditSummary:
         alternative : {"greater", "less", "two-sided"}
         q : float
         se : {"delta", "bootstrap"}
-        n_resamples, batch_size, random_state, n_jobs
+        n_resamples, batch_size, random_state, n_jobs, verbose
             Used only with ``se="bootstrap"``.
 
         Returns
@@ -887,4 +890,4 @@ class AuditSummary:
         return _inference.flag_groups(
             self, epsilon0=epsilon0, alternative=alternative, q=q, se=se,
             n_resamples=n_resamples, batch_size=batch_size, random_state=random_state,
-            n_jobs=n_jobs)
+            n_jobs=n_jobs, verbose=verbose)

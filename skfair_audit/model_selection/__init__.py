@@ -7,6 +7,14 @@ below δ. The scorers and :func:`delta_fair_refit` make the same choice inside
 :func:`plot_coefficient_path` draw the paper's Figures 3 and 4.
 """
 
+from ._display import (
+    SELECTION_COLUMNS,
+    params_text,
+    selection_guarantee,
+    selection_key_figures,
+    selection_table,
+    selection_verdict,
+)
 from ._logistic import L1_RATIO_SPELLING, default_c_path, l1_logistic_regression
 from ._plot import plot_coefficient_path, plot_tradeoff
 from ._scorers import (

@@ -22,8 +22,10 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from .._progress import track
 from ..faith import FaithAuditor
-from ..utils import int_seed
+from ..utils import CARD_ROWS, card_figure, html_card, html_table, html_verdict, int_seed
+from ._display import params_text, selection_card
 from ._logistic import default_c_path, l1_logistic_regression
 from ._scorers import bonferroni_level, check_delta, check_on_none, fair_choice
 
@@ -200,7 +202,9 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Parallel (candidate, fold) fits with :mod:`sklearn.utils.parallel`; the results are
         identical for any value.
     verbose : int, default=0
-        Progress messages.
+        0: silent; otherwise a progress bar over the (candidate, fold) fits and audits (tqdm
+        when installed, see ``pip install 'skfair_audit[progress]'``). It never changes the
+        result.
 
     Attributes
     ----------
@@ -490,12 +494,6 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         )
 
         warm_start = _uses_warm_start(estimator)
-        if self.verbose > 0:
-            print(
-                f"Fitting {self.n_splits_} folds for each of {len(candidates)} candidates, "
-                f"totalling {self.n_splits_ * len(candidates)} fits and FaiTH audits"
-                + (" (warm-started paths)" if warm_start else "")
-            )
         if warm_start:
             batches = [(fold, list(range(len(candidates)))) for fold in range(self.n_splits_)]
         else:
@@ -504,7 +502,8 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 for index in range(len(candidates))
                 for fold in range(self.n_splits_)
             ]
-        outputs = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
+        tasks = Parallel(n_jobs=self.n_jobs,
+                         return_as="generator" if self.verbose else "list")(
             delayed(_fit_and_audit_fold)(
                 estimator,
                 [candidates[index] for index in indices],
@@ -518,6 +517,13 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             )
             for fold, indices in batches
         )
+        # fits and audits arrive in order while the others run: the bar counts them
+        outputs = list(track(
+            tasks, self.n_splits_ * len(candidates),
+            f"{len(candidates)} candidate{'s' * (len(candidates) > 1)} × {self.n_splits_} "
+            f"fold{'s' * (self.n_splits_ > 1)}"
+            + (" (warm-started paths)" if warm_start else ""),
+            unit="fit", verbose=self.verbose, weight=len))
         table = {}
         for (fold, indices), records in zip(batches, outputs, strict=True):
             for index, record in zip(indices, records, strict=True):
@@ -630,6 +636,21 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def __sklearn_is_fitted__(self):
         return hasattr(self, "best_index_")
 
+    # -- notebook display: scikit-learn's diagram, then the choice once fitted -----------
+    @property
+    def _repr_html_(self):
+        diagram = super()._repr_html_  # AttributeError unless display="diagram", as sklearn
+        return lambda: diagram() + self._selection_html()
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if "text/html" in bundle:
+            bundle["text/html"] += self._selection_html()
+        return bundle
+
+    def _selection_html(self):
+        return selection_card(self) if self.__sklearn_is_fitted__() else ""
+
     def results_frame(self):
         """``cv_results_`` as a :class:`pandas.DataFrame` (one row per candidate)."""
         check_is_fitted(self)
@@ -684,6 +705,27 @@ class CoefficientPath:
         """Names of the features with a non-zero coefficient in candidate ``index``."""
         coef = self.coef[index]
         return [name for name, c in zip(self.feature_names, coef, strict=True) if c != 0]
+
+    def _repr_html_(self):
+        """A compact summary for notebooks: when each feature enters the path, and the plot."""
+        from ._plot import plot_coefficient_path
+
+        entries = self.entry_order()
+        rows = [(name, index, params_text(self.params[index])) for name, index in entries]
+        never = [n for n in self.feature_names if n not in dict(entries)]
+        return html_card(
+            "CoefficientPath: refits along the grid",
+            verdict=html_verdict(f"{len(entries)} of {len(self.feature_names)} features enter "
+                                 "the path", "Descriptive: the coefficients of each refit (no "
+                                 "statistical guarantee)."),
+            paragraphs=[f"Never selected: {', '.join(never)}." if never else ""],
+            key_figures={"candidates": len(self.params), "features": len(self.feature_names)},
+            tables=[html_table("Features in the order they enter",
+                               ("feature", "first candidate", "parameters"),
+                               rows[:2 * CARD_ROWS], total=len(rows))],
+            figures=[card_figure("coefficient-path", "Coefficient paths",
+                                 lambda: plot_coefficient_path(self))],
+        )
 
 
 def _fit_coef(estimator, params, X, y):

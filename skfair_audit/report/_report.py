@@ -2,38 +2,16 @@
 
 from __future__ import annotations
 
-import base64
 import datetime
-import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._version import __version__
+from ..utils import figure_to_png, png_data_uri
 from ._format import json_safe
-from ._html import render_html
+from ._html import render_fragment, render_html
 from ._markdown import render_markdown
-
-
-def figure_to_png(figure, *, dpi=110):
-    """Render a matplotlib figure (or the figure of an Axes) to PNG bytes, then close it.
-
-    Parameters
-    ----------
-    figure : matplotlib Figure or Axes
-    dpi : int
-
-    Returns
-    -------
-    bytes
-    """
-    figure = getattr(figure, "figure", figure)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
-    import matplotlib.pyplot as plt  # only reached once a figure exists
-
-    plt.close(figure)
-    return buffer.getvalue()
 
 
 @dataclass(frozen=True)
@@ -94,7 +72,7 @@ class Figure:
 
     def data_uri(self):
         """``data:image/png;base64,...``: the figure inline, no file or network needed."""
-        return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
+        return png_data_uri(self.png)
 
 
 @dataclass(frozen=True)
@@ -218,6 +196,10 @@ class AuditReport:
     def to_html(self):
         """One self-contained HTML document (inline CSS, figures as base64 PNG)."""
         return render_html(self)
+
+    def _repr_html_(self):
+        """The report in a notebook: its sections, with the styles of the HTML file."""
+        return render_fragment(self)
 
     def to_markdown(self, figure_dir=None):
         """Markdown; figures link to ``<figure_dir>/<name>.png`` when ``figure_dir`` is given.

@@ -6,11 +6,16 @@ matplotlib is installed and ``plot=True``, embeds its figure.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..group import GroupAuditResult
+from ..model_selection import (
+    SELECTION_COLUMNS,
+    plot_tradeoff,
+    selection_guarantee,
+    selection_key_figures,
+    selection_table,
+    selection_verdict,
+)
 from ._format import can_plot as _can_plot
-from ._format import format_value
 from ._report import Figure, Section, Table
 
 
@@ -90,10 +95,6 @@ def group_section(result, *, title="Group fairness", key="group", description=""
                    figures=figures)
 
 
-def _params_text(params):
-    return ", ".join(f"{k.split('__')[-1]}={format_value(v)}" for k, v in params.items())
-
-
 def selection_section(selector, *, title="δ-fair model selection", key="selection",
                       description="", plot=True):
     """Section of a fitted :class:`~skfair_audit.model_selection.FairModelSelector`.
@@ -110,49 +111,17 @@ def selection_section(selector, *, title="δ-fair model selection", key="selecti
     -------
     Section
     """
-    results = selector.cv_results_
-    best = selector.best_index_
-    level = selector.fold_confidence_level_
-    n_pass = int(np.sum(results["passes"]))
-    guarantee = (
-        f"Each candidate is audited on validation data; it passes when its one-sided "
-        f"{level:.0%} FaiTH lower bound is below δ = {selector.delta:g}. A candidate that is "
-        f"in fact δ-fair is wrongly discarded with probability at most "
-        f"{(1 - level) * selector.n_splits_:.0%}; the chosen model is the most accurate of "
-        "those that pass."
-    )
     paragraphs = [description] if description else []
-    chosen = _params_text(results["params"][best])
-    if results["passes"][best]:
-        paragraphs.append(
-            f"{n_pass} of {len(results['params'])} candidates pass; chosen: {chosen} "
-            f"(validation error {format_value(results['mean_test_error'][best])}, FaiTH "
-            f"statistic {format_value(results['mean_test_statistic'][best])})."
-        )
-    else:
-        paragraphs.append(
-            f"No candidate passes the δ-test; the fairest one was kept: {chosen}."
-        )
-    summary = {"δ": selector.delta, "candidates": len(results["params"]),
-               "passing": n_pass, "chosen": chosen, "folds": selector.n_splits_}
-    rows = tuple(
-        (_params_text(p), results["mean_test_error"][k], results["mean_test_statistic"][k],
-         results["lower_bound"][k], bool(results["passes"][k]),
-         results["n_nonzero_coef"][k], k == best)
-        for k, p in enumerate(results["params"])
-    )
-    table = Table("Candidates along the path",
-                  ("candidate", "validation error", "FaiTH ψ̂", "lower bound", "passes",
-                   "non-zero coef.", "chosen"), rows)
+    paragraphs.append(selection_verdict(selector)[1])
+    table = Table("Candidates along the path", SELECTION_COLUMNS, selection_table(selector))
     figures = ()
     if _can_plot(plot):
-        from ..model_selection import plot_tradeoff
-
         figures = (Figure.from_matplotlib(
             f"{key}_tradeoff",
             "Accuracy–fairness trade-off: validation error, FaiTH statistic and its lower "
             "bound along the path, with δ and the chosen model.",
             plot_tradeoff(selector),
         ),)
-    return Section(key=key, title=title, guarantee=guarantee, paragraphs=tuple(paragraphs),
-                   summary=summary, tables=(table,), figures=figures)
+    return Section(key=key, title=title, guarantee=selection_guarantee(selector),
+                   paragraphs=tuple(paragraphs), summary=selection_key_figures(selector),
+                   tables=(table,), figures=figures)

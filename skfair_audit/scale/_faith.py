@@ -9,11 +9,9 @@ audit is then *exactly* the in-memory one (same counts, same bootstrap streams).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import numpy as np
 
-from ..utils import import_optional
+from ._reduce import is_dask_frame, reduce_partitions
 
 __all__ = ["partitioned_cell_counts", "partitioned_faith_audit"]
 
@@ -44,7 +42,8 @@ def _add(*counts):
     return np.sum(counts, axis=0, dtype=np.int64)
 
 
-def partitioned_cell_counts(trail, auditor_or_space, *, label, fan_in=8) -> np.ndarray:
+def partitioned_cell_counts(trail, auditor_or_space, *, label, fan_in=8,
+                            verbose=0) -> np.ndarray:
     """Rows of a partitioned audit trail in every cell of a grid sample space.
 
     Parameters
@@ -56,6 +55,8 @@ def partitioned_cell_counts(trail, auditor_or_space, *, label, fan_in=8) -> np.n
         Label column.
     fan_in : int
         Partitions added per task of the Dask tree reduction.
+    verbose : int
+        0: silent; otherwise a progress bar over the partitions counted.
 
     Returns
     -------
@@ -72,27 +73,11 @@ def partitioned_cell_counts(trail, auditor_or_space, *, label, fan_in=8) -> np.n
     array([1, 0, 1, 2])
     """
     space = _space(auditor_or_space)
-    if hasattr(trail, "to_delayed") and hasattr(trail, "npartitions"):
-        dask = import_optional("dask", "count the cells of a Dask DataFrame")
-        if label not in trail.columns:
-            raise ValueError(f"label column {label!r} is not in the audit trail.")
-        count = dask.delayed(_chunk_counts, pure=True)
-        add = dask.delayed(_add, pure=True)
-        level = [count(part, space, label) for part in trail.to_delayed()]
-        while len(level) > 1:
-            level = [add(*level[i:i + fan_in]) for i in range(0, len(level), fan_in)]
-        return dask.compute(level[0])[0]
-    if hasattr(trail, "columns") and hasattr(trail, "index"):
-        trail = [trail]
-    if not isinstance(trail, Iterable):
-        raise ValueError(
-            "trail must be a dask DataFrame, a pandas DataFrame or an iterable of pandas "
-            f"DataFrames, got {type(trail).__name__}."
-        )
-    total = np.zeros(space.n_cells, dtype=np.int64)
-    for chunk in trail:
-        total += _chunk_counts(chunk, space, label)
-    return total
+    if is_dask_frame(trail) and label not in trail.columns:
+        raise ValueError(f"label column {label!r} is not in the audit trail.")
+    total = reduce_partitions(trail, _chunk_counts, _add, (space, label), fan_in=fan_in,
+                              verbose=verbose, purpose="count the cells of a Dask DataFrame")
+    return np.zeros(space.n_cells, dtype=np.int64) if total is None else total
 
 
 def partitioned_faith_audit(trail, auditor, *, label):
@@ -108,7 +93,7 @@ def partitioned_faith_audit(trail, auditor, *, label):
     ----------
     trail : dask.dataframe.DataFrame, pandas.DataFrame or iterable of pandas.DataFrame
     auditor : FaithAuditor
-        Fitted, with ``space="grid"``.
+        Fitted, with ``space="grid"``. Its ``verbose`` also shows the partitions counted.
     label : str
 
     Returns
@@ -139,4 +124,6 @@ def partitioned_faith_audit(trail, auditor, *, label):
             "partitioned_faith_audit needs a fitted FaithAuditor whose sample space is a grid "
             "(space='grid', or 'auto' on categorical features)."
         )
-    return auditor.audit_counts(partitioned_cell_counts(trail, auditor.space_, label=label))
+    counts = partitioned_cell_counts(trail, auditor.space_, label=label,
+                                     verbose=auditor.verbose)
+    return auditor.audit_counts(counts)

@@ -37,7 +37,6 @@ JMLR 25(149).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +48,7 @@ from ..utils import (
     PROBABILITY,
     RANDOM_STATE,
     STRING,
+    VERBOSE,
     Interval,
     Options,
     Predicate,
@@ -57,6 +57,7 @@ from ..utils import (
     validate_params,
 )
 from ._poisson import fill_poisson_weights, row_states
+from ._reduce import is_dask_frame, reduce_partitions
 
 #: Weights computed at once inside a partition (rows × replicates, int8): 128 KiB, cache sized.
 BLOCK_ELEMENTS = 2**17
@@ -178,36 +179,16 @@ def _merge_parts(*parts):
                  tuple(r for p in parts for r in p.index_ranges))
 
 
-def _is_dask_frame(trail):
-    return hasattr(trail, "to_delayed") and hasattr(trail, "npartitions")
-
-
-def _reduce(trail, spec, fan_in):
+def _reduce(trail, spec, fan_in, verbose=0):
     """Summarise a Dask DataFrame (tree reduction on the active scheduler), a pandas
     DataFrame, or an iterable of pandas DataFrames (one chunk in memory at a time)."""
-    if _is_dask_frame(trail):
-        dask = import_optional("dask", "audit a Dask DataFrame")
+    if is_dask_frame(trail):
         missing = [c for c in (spec.label, spec.prediction, *spec.protected)
                    if c not in trail.columns]
         if missing:
             raise ValueError(f"columns {missing} are not in the audit trail.")
-        summarize = dask.delayed(summarize_partition, pure=True)
-        merge = dask.delayed(_merge_parts, pure=True)
-        level = [summarize(part, spec) for part in trail.to_delayed()]
-        while len(level) > 1:
-            level = [merge(*level[i:i + fan_in]) for i in range(0, len(level), fan_in)]
-        return dask.compute(level[0])[0]
-    if hasattr(trail, "columns") and hasattr(trail, "index"):
-        trail = [trail]
-    if not isinstance(trail, Iterable):
-        raise ValueError(
-            "trail must be a dask DataFrame, a pandas DataFrame or an iterable of pandas "
-            f"DataFrames, got {type(trail).__name__}."
-        )
-    total = None
-    for chunk in trail:
-        part = summarize_partition(chunk, spec)
-        total = part if total is None else _merge_parts(total, part)
+    total = reduce_partitions(trail, summarize_partition, _merge_parts, (spec,), fan_in=fan_in,
+                              verbose=verbose)
     if total is None:
         raise ValueError("the audit trail has no partition.")
     return total
@@ -230,7 +211,7 @@ def _poisson_seed(random_state) -> int:
 
 
 def _is_reiterable(trail):
-    return _is_dask_frame(trail) or hasattr(trail, "columns") or isinstance(
+    return is_dask_frame(trail) or hasattr(trail, "columns") or isinstance(
         trail, (list, tuple))
 
 
@@ -244,6 +225,7 @@ _TRAIL = {
     "include_all": [Options((True, False))],
     "min_size": [Interval("integral", 0, None)],
     "row_key": [None, STRING, ARRAY_LIKE],
+    "verbose": VERBOSE,
 }
 _BOOTSTRAP = {
     "bootstrap": [Options(("auto", "multinomial", "poisson"))],
@@ -263,7 +245,7 @@ _SUMMARIZE_TRAIL_PARAMETERS = {
 def summarize_trail(trail, *, label, prediction, protected, metric, target="overall",
                     pos_label=None, depth=None, include_all=False, min_size=0,
                     bootstrap="auto", max_atoms=MAX_ATOMS, row_key=None, n_resamples=None,
-                    batch_size=None, random_state=None, fan_in=8) -> AuditSummary:
+                    batch_size=None, random_state=None, fan_in=8, verbose=0) -> AuditSummary:
     """The :class:`~skfair_audit.group.AuditSummary` of a partitioned audit trail.
 
     Every partition is counted where it lives; the driver adds the counts. Run any group
@@ -315,6 +297,9 @@ def summarize_trail(trail, *, label, prediction, protected, metric, target="over
         Poisson bootstrap only: seed of the row hash.
     fan_in : int
         Partition summaries added per task of the Dask tree reduction.
+    verbose : int
+        0: silent; otherwise a progress bar over the partitions summarised (the summary is
+        the same).
 
     Returns
     -------
@@ -347,7 +332,8 @@ def summarize_trail(trail, *, label, prediction, protected, metric, target="over
         metric = get_metric(metric)
     collection = dict(target=target, depth=depth, include_all=include_all, min_size=min_size)
     if bootstrap != "poisson":
-        part = _reduce(trail, _Spec(label, prediction, protected, metric, max_atoms), fan_in)
+        part = _reduce(trail, _Spec(label, prediction, protected, metric, max_atoms), fan_in,
+                       verbose)
         if part.summary.has_atoms:
             return AuditSummary.from_trail(part.summary, metric=metric, **collection,
                                            source="partitioned trail (atoms)")
@@ -366,7 +352,7 @@ def summarize_trail(trail, *, label, prediction, protected, metric, target="over
     batch = min(n_resamples, 64 if batch_size is None else batch_size)
     spec = _Spec(label, prediction, protected, metric, max_atoms, row_key,
                  _poisson_seed(random_state), int(n_resamples), int(batch))
-    part = _reduce(trail, spec, fan_in)
+    part = _reduce(trail, spec, fan_in, verbose)
     if row_key is None:
         _check_index_ranges(part.index_ranges)
     return AuditSummary.from_trail(part.summary, metric=metric, **collection,
@@ -402,6 +388,7 @@ def partitioned_certify_bounds(
     n_resamples=1000,
     batch_size=None,
     random_state=None,
+    verbose=0,
 ):
     """Simultaneous bounds on the group disparities of a partitioned audit trail.
 
@@ -442,6 +429,9 @@ def partitioned_certify_bounds(
         Replicates per batch (multinomial: as in ``certify_bounds``; Poisson: per block in a
         partition).
     random_state : None, int, RandomState, Generator or SeedSequence
+    verbose : int
+        0: silent; otherwise progress bars over the partitions and the bootstrap replicates
+        (the result is the same).
 
     Returns
     -------
@@ -476,12 +466,13 @@ def partitioned_certify_bounds(
         trail, label=label, prediction=prediction, protected=protected, metric=metric,
         target=target, pos_label=pos_label, depth=depth, include_all=include_all,
         min_size=min_size, bootstrap=bootstrap, max_atoms=max_atoms, row_key=row_key,
-        n_resamples=n_resamples, batch_size=batch_size, random_state=random_state)
+        n_resamples=n_resamples, batch_size=batch_size, random_state=random_state,
+        verbose=verbose)
     poisson = summary.replicates is not None
     return summary.certify_bounds(
         alternative=alternative, alpha=alpha, scale=scale, p_star=p_star, w0=w0,
         n_resamples=n_resamples, batch_size=None if poisson else batch_size,
-        random_state=random_state)
+        random_state=random_state, verbose=verbose)
 
 
 _PARTITIONED_FLAG_GROUPS_PARAMETERS = {
@@ -505,6 +496,7 @@ def partitioned_flag_groups(
     depth=None,
     include_all=False,
     min_size=0,
+    verbose=0,
 ):
     """Benjamini–Hochberg flagging of a partitioned audit trail (delta-method p-values).
 
@@ -522,6 +514,8 @@ min_size
     alternative : {"greater", "less", "two-sided"}
     q : float
         False discovery rate.
+    verbose : int
+        0: silent; otherwise a progress bar over the partitions summarised.
 
     Returns
     -------
@@ -544,5 +538,5 @@ min_size
     summary = summarize_trail(
         trail, label=label, prediction=prediction, protected=protected, metric=metric,
         target=target, pos_label=pos_label, depth=depth, include_all=include_all,
-        min_size=min_size)
+        min_size=min_size, verbose=verbose)
     return summary.flag_groups(epsilon0=epsilon0, alternative=alternative, q=q)

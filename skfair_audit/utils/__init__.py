@@ -4,7 +4,8 @@ Only :class:`ConfidenceInterval` is public API (returned by the results); the he
 imported by the other subpackages by name: :func:`encode_categories` / :func:`level_codes`
 (the one categorical encoder and its missing-value rule), :func:`seed_sequence` /
 :func:`int_seed` (the one seed helper) and the declarative parameter validation
-(:func:`validate_params`, :func:`check_params` and the constraints).
+(:func:`validate_params`, :func:`check_params` and the constraints), and the HTML
+building blocks of the report and of the results' notebook display (:mod:`._html`).
 """
 
 from ._encoding import (
@@ -15,6 +16,21 @@ from ._encoding import (
     level_codes,
     missing_mask,
     sorted_levels,
+)
+from ._html import (
+    CARD_ROWS,
+    REPORT_CSS,
+    can_plot,
+    card_figure,
+    figure_to_png,
+    html_card,
+    html_figure,
+    html_guarantee,
+    html_key_figures,
+    html_table,
+    html_text,
+    html_verdict,
+    png_data_uri,
 )
 from ._optional import import_optional, user_stacklevel
 from ._results import ConfidenceInterval, check_alpha, check_confidence_level, records_to_frame
@@ -29,6 +45,7 @@ from ._validation import (
     PROBABILITY,
     RANDOM_STATE,
     STRING,
+    VERBOSE,
     InstanceOf,
     Interval,
     InvalidParameterError,

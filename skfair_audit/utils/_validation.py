@@ -154,6 +154,8 @@ BOOLEAN = InstanceOf((bool,), "a bool")
 STRING = InstanceOf((str,), "a string")
 POSITIVE_INT = Interval("integral", 1, None)
 N_JOBS = [None, Interval("integral", None, None)]
+#: ``verbose``: 0 / False silent, otherwise a progress bar (:mod:`skfair_audit._progress`).
+VERBOSE = [BOOLEAN, Interval("integral", 0, None)]
 PROBABILITY = Interval("real", 0, 1, closed="neither")
 
 

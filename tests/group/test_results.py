@@ -143,3 +143,10 @@ def test_plot_order_of_certificates_bounds_and_equalized_odds():
     assert failing
     order = eo.plot_order(max_groups=len(failing))
     assert {eo.names[j] for j in order} == failing
+    # without a threshold the verdict names no group: the caption and the notebook display
+    # say so (was: a TypeError formatting epsilon0=None)
+    eo_bounds = equalized_odds(np.r_[y, 1 - y], np.r_[y_pred, y_pred],
+                               {k: np.r_[v, v] for k, v in groups.items()},
+                               n_resamples=100, random_state=0)
+    assert "(no group named by the verdict: bounds only" in eo_bounds.describe_plot()
+    assert "no group named" in eo_bounds._repr_html_()

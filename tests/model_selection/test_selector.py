@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import io
 import pickle
 import warnings
-from contextlib import redirect_stdout
 
 import numpy as np
 import pandas as pd
@@ -373,12 +371,11 @@ def test_metadata_routing(data):
             ).fit(X, y, sample_weight=weights)
 
 
-def test_verbose_reports_progress(data):
+def test_verbose_reports_progress(data, capsys):
     X, y = data
-    out = io.StringIO()
-    with redirect_stdout(out):
-        _selector(param_grid={"logisticregression__C": [0.01, 1.0]}, cv=2, verbose=1).fit(X, y)
-    assert "Fitting 2 folds for each of 2 candidates, totalling 4 fits" in out.getvalue()
+    _selector(param_grid={"logisticregression__C": [0.01, 1.0]}, cv=2, verbose=1).fit(X, y)
+    err = capsys.readouterr().err
+    assert "2 candidates × 2 folds" in err and "4/4" in err
 
 
 def test_refit_validated_keeps_the_audited_training_fold_model(data, fitted):

@@ -201,3 +201,18 @@ def test_losing_a_worker_mid_run_gives_the_right_result_or_a_clear_error(client,
     # the retried partitions recompute the same integers: bit for bit the expected result
     assert res.bootstrap == ("multinomial" if bootstrap == "auto" else "poisson")
     _assert_identical(res, expected)
+
+
+def test_progress_bar_counts_partitions_on_the_cluster(client, capsys):
+    """verbose=1 on the distributed scheduler: a bar over the partitions, the same result."""
+    frame = _trail(4000, seed=5)
+    trail = dd.from_pandas(frame, npartitions=5)
+    options = dict(label="y", prediction="y_pred", protected=ATTRS, metric="error_rate",
+                   n_resamples=200, random_state=0)
+    quiet = partitioned_certify_bounds(trail, **options)
+    capsys.readouterr()
+    loud = partitioned_certify_bounds(trail, verbose=1, **options)
+    np.testing.assert_array_equal(quiet.lower, loud.lower)
+    np.testing.assert_array_equal(quiet.upper, loud.upper)
+    err = capsys.readouterr().err
+    assert "partitions summarised" in err and "5/5" in err
