@@ -172,6 +172,17 @@ def sort_candidates(cost, gain, destination):
     )
 
 
+def row_dot(f, weights):
+    """``f @ weights`` for a batch ``f`` of shape (B, n), the same bits in every process.
+
+    BLAS may split a matrix-vector product differently with another number of threads (a
+    joblib worker runs with fewer), which changes the last bits of bootstrap replicates; a
+    numpy reduction over each row does not depend on threads, so results stay identical for
+    any ``n_jobs`` and backend.
+    """
+    return np.multiply(f, weights).sum(axis=1)
+
+
 def assemble_problem(loss, base_gain, base_destination, parts, support=None):
     """A :class:`TransportProblem` from per-row bases and hull segments (in row order)."""
     def _cat(key, dtype):
@@ -618,7 +629,7 @@ class TransportProblem:
         """``f·b``, the mass of each segment's row, and the cumulative costs and gains."""
         mass = f[:, self.segment_position]
         return (
-            f @ self._support_base_gain,
+            row_dot(f, self._support_base_gain),
             mass,
             np.cumsum(mass * self.segment_cost, axis=1),
             np.cumsum(mass * self.segment_gain, axis=1),
@@ -626,7 +637,7 @@ class TransportProblem:
 
     def _value_batch(self, f, epsilon):
         if not self.n_segments:
-            return f @ self._support_base_gain
+            return row_dot(f, self._support_base_gain)
         total, _, spent, gained = self._prefix_sums(f)
         return _greedy(total, spent, gained, lambda t: self.segment_slope[t], epsilon)
 
@@ -753,7 +764,7 @@ class TransportProblem:
 
     def _dual_batch(self, f, epsilon):
         if not self.n_segments:
-            return f @ self._support_base_gain
+            return row_dot(f, self._support_base_gain)
         base, mass, spent, gained = self._prefix_sums(f)
         at_zero = base + gained[:, -1]
         spent_before = spent - mass * self.segment_cost

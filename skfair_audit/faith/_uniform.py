@@ -47,6 +47,7 @@ from .._resampling import (
     resample,
 )
 from ._inference import _upper_quantile
+from ._solver import row_dot
 
 __all__ = [
     "LinearPieces",
@@ -200,11 +201,12 @@ def piece_moments(problem, pieces: _Pieces, f, subset=None, squares=None, on_sup
     b = np.asarray(problem.base_gain, dtype=float)
     if on_support:
         b = b[problem.support]
-    m1 = (f @ b)[:, None] + summed(problem.segment_gain) - lam * summed(problem.segment_cost)
+    m1 = (row_dot(f, b)[:, None] + summed(problem.segment_gain)
+          - lam * summed(problem.segment_cost))
     if squares is None:
         return m1, None
     m2 = (
-        (f @ b**2)[:, None]
+        row_dot(f, b**2)[:, None]
         + summed(squares.gain2)
         - 2.0 * lam * summed(squares.gain_cost)
         + lam**2 * summed(squares.cost2)
