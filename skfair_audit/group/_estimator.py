@@ -83,9 +83,9 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         See :func:`~skfair_audit.group.get_metric`. Binary metrics use ``pos_label``, or
         ``classes_[1]`` of a classifier when ``pos_label`` is None.
     procedure : {"bounds", "threshold", "flag", "equalized_odds"}, default="bounds"
-    groups : None, {"intersections", "intervals", "boxes", "monotone", "polynomial"} or \
-GroupCollection, default=None
-        How the groups are built from the sensitive features of the audit rows:
+    groups : None, str or GroupCollection, default=None
+        How the groups are built from the sensitive features of the audit rows (``"intersections"``,
+        ``"intervals"``, ``"boxes"``, ``"monotone"`` or ``"polynomial"``):
 
         - ``None`` or ``"intersections"``: all intersections of the (categorical) sensitive
           features up to ``depth`` of them at a time (:func:`~skfair_audit.group.intersections`).

@@ -40,7 +40,6 @@ half-lines) carry the verdict for the whole class.
 from __future__ import annotations
 
 import numbers
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -97,6 +96,9 @@ def covariate_cells(x, rows, bins):
         Cell of every row (0 off the audit sample); empty cells are dropped.
     low, high : ndarray
         Smallest and largest value of ``x`` in every cell.
+    cuts : ndarray
+        The ``m - 1`` cut points: cell k holds ``cuts[k-1] <= x < cuts[k]`` (the quantile
+        bins' or the given edges; midpoints between distinct values).
     """
     xs = x[rows]
     if xs.size == 0:
@@ -105,6 +107,7 @@ def covariate_cells(x, rows, bins):
         levels, inverse = np.unique(xs, return_inverse=True)
         if bins is None or levels.size <= bins:
             cell = inverse.ravel()
+            edges = np.concatenate([[-np.inf], (levels[1:] + levels[:-1]) / 2, [np.inf]])
         else:
             edges = np.unique(np.quantile(xs, np.linspace(0.0, 1.0, int(bins) + 1)))
             cell = np.searchsorted(edges[1:-1], xs, side="right")
@@ -126,7 +129,9 @@ def covariate_cells(x, rows, bins):
     np.maximum.at(high, cell, xs)
     cell_of_row = np.zeros(x.shape[0], dtype=np.int64)
     cell_of_row[rows] = cell
-    return cell_of_row, low, high
+    # the cut below each used cell but the first (empty cells merge into their neighbour)
+    cuts = np.asarray(edges, dtype=float)[used[1:]]
+    return cell_of_row, low, high, cuts
 
 
 def half_line_sums(per_cell, direction):
@@ -226,9 +231,8 @@ class MonotoneProcess:
     _pairs: tuple = field(default=None, repr=False)
 
     def __post_init__(self):
-        m = self.mass.size
-        j, k = np.triu_indices(m, k=1)
-        object.__setattr__(self, "_pairs", (j, k))
+        if self.method == "exact":
+            object.__setattr__(self, "_pairs", np.triu_indices(self.mass.size, k=1))
 
     def vertices(self, direction):
         """Mass, centred sum, estimate and :math:`r` of the half-lines of a direction."""
@@ -252,10 +256,17 @@ class MonotoneProcess:
             value = (A - estimate * D) / factor
             out[:, 0] = np.maximum(out[:, 0], value.max(axis=1))
             out[:, 1] = np.maximum(out[:, 1], (-value).max(axis=1))
-            self._edges(out, A, D, mass, centred)
+            self._edges(out, A, D, mass, centred, estimate, factor)
         return out
 
-    def _edges(self, out, A, D, mass, centred):
+    def _edges(self, out, A, D, mass, centred, estimate, factor):
+        """Maximise over every edge whose cheap bound exceeds the best value so far.
+
+        At fixed :math:`e` the statistic is quasi-convex along the edge, and the estimate
+        stays between the two vertices' estimates: the edge's maximum is at most the largest
+        of :math:`(A - e\\Delta)/r` at its two vertices for :math:`e` at either estimate, so
+        only the edges whose bound beats the best vertex need the cubic.
+        """
         j, k = self._pairs
         if j.size == 0:
             return
@@ -264,22 +275,33 @@ class MonotoneProcess:
         step = max(1, _PAIR_CHUNK // max(A.shape[0], 1))
         for start in range(0, j.size, step):
             J, K = j[start:start + step], k[start:start + step]
-            width = mass[J] - mass[K]
-            lo, hi = np.minimum(mass[J], mass[K]), np.maximum(mass[J], mass[K])
-
-            def affine(at_j, at_k, J=J, K=K, width=width):
-                slope = (at_j - at_k) / width
-                return at_k - slope * mass[K], slope
-
-            n0, n1 = affine(centred[J], centred[K])
-            a0, a1 = affine(A[:, J], A[:, K])
-            d0, d1 = affine(D[:, J], D[:, K])
-            t2, t1, t0 = a1 - n1 * d1, a0 - n0 * d1 - n1 * d0, -n0 * d0
-            lo_b, hi_b = np.broadcast_to(lo, t2.shape), np.broadcast_to(hi, t2.shape)
+            at_j = [(A[:, J] - e * D[:, J]) / factor[J] for e in (estimate[J], estimate[K])]
+            at_k = [(A[:, K] - e * D[:, K]) / factor[K] for e in (estimate[K], estimate[J])]
             for side, sign in ((0, 1.0), (1, -1.0)):
-                best = edge_maxima(sign * t2, sign * t1, sign * t0, lo_b, hi_b,
-                                   scale=self.scale, sd=self.sd, p_star=self.p_star)
-                out[:, side] = np.maximum(out[:, side], np.nanmax(best, axis=1))
+                bound = np.maximum.reduce([sign * v for v in (*at_j, *at_k)])
+                rows, pairs = np.nonzero(bound > out[:, side][:, None])
+                if rows.size == 0:
+                    continue
+                best = self._edge_values(A[rows, J[pairs]], A[rows, K[pairs]],
+                                         D[rows, J[pairs]], D[rows, K[pairs]],
+                                         mass, centred, J[pairs], K[pairs], sign)
+                np.maximum.at(out[:, side], rows, best)
+
+    def _edge_values(self, a_j, a_k, d_j, d_k, mass, centred, J, K, sign):
+        """Exact maxima along the edges :math:`[H_J, H_K]` (one per entry)."""
+        width = mass[J] - mass[K]
+
+        def affine(at_j, at_k):
+            slope = (at_j - at_k) / width
+            return at_k - slope * mass[K], slope
+
+        n0, n1 = affine(centred[J], centred[K])
+        a0, a1 = affine(a_j, a_k)
+        d0, d1 = affine(d_j, d_k)
+        t2, t1, t0 = a1 - n1 * d1, a0 - n0 * d1 - n1 * d0, -n0 * d0
+        return edge_maxima(sign * t2, sign * t1, sign * t0, np.minimum(mass[J], mass[K]),
+                           np.maximum(mass[J], mass[K]), scale=self.scale, sd=self.sd,
+                           p_star=self.p_star)
 
 
 def _names(direction, low, high, name):
@@ -328,6 +350,9 @@ class MonotoneTiltResult(TiltAuditResult):
     cell_low, cell_high : ndarray
         Smallest and largest covariate value of every cell (the tilts are constant within
         a cell), in increasing order.
+    cell_cuts : ndarray
+        The cut points between cells: cell k holds ``cell_cuts[k-1] <= x < cell_cuts[k]``
+        (the quantile bins or the given edges; midpoints between distinct values).
     covariate : str
         Name of the covariate.
     metric : str
@@ -355,6 +380,7 @@ class MonotoneTiltResult(TiltAuditResult):
     estimate_range: tuple
     cell_low: np.ndarray
     cell_high: np.ndarray
+    cell_cuts: np.ndarray
     covariate: str
     metric: str
     n: int
@@ -597,7 +623,7 @@ def monotone_tilt_bounds(
         raise ValueError(f"x has {x.shape[0]} rows but y has {values.shape[0]}.")
     if not np.all(np.isfinite(x[rows])):
         raise ValueError("x contains NaN or infinite values.")
-    cell_of_row, low, high = covariate_cells(x, rows, bins)
+    cell_of_row, low, high, cuts = covariate_cells(x, rows, bins)
     m = low.size
     summary = AuditSummary.from_cells(y, y_pred, cell_of_row, m, metric=metric, target=target)
     if method == "auto":
@@ -613,10 +639,6 @@ def monotone_tilt_bounds(
     if batch_size is None:
         width = max(summary.stats.n_atoms, m) + (m * m if method == "exact" else 0)
         batch_size = default_batch_size(8 * width)
-    if summary.stats.global_sd() == 0:
-        warnings.warn(f"the metric {metric.name!r} is constant on the audit sample: the "
-                      "bootstrap distribution is degenerate and the bounds carry no coverage "
-                      "guarantee.", UserWarning, stacklevel=2)
     sups = run_bootstrap(summary, process, n_resamples, batch_size=batch_size,
                          random_state=random_state, n_jobs=n_jobs)
     dist = side_distribution(sups, alternative)
@@ -642,7 +664,7 @@ def monotone_tilt_bounds(
         group_values=ests + summary.theta_hat, lower=lower, upper=upper,
         target=summary.theta_hat, critical_value=c, alpha=alpha, alternative=alternative,
         direction=direction, scale=scale, p_star=p_star, sd=sd, method=method,
-        estimate_range=process.estimate_range, cell_low=low, cell_high=high,
+        estimate_range=process.estimate_range, cell_low=low, cell_high=high, cell_cuts=cuts,
         covariate=str(name), metric=metric.name, n=summary.n, bootstrap_distribution=dist,
         _summary=summary, _directions=directions,
     )

@@ -599,8 +599,9 @@ def rkhs_tilt_bounds(
         rescaled = (factor_rotation(factor, n), np.sqrt(p_star), sd)
     statistic = _RKHSStatistic(factor, np.ones(n), values, summary.theta_hat, n, rescaled)
     if batch_size is None:
+        # the rescaled statistic holds (replicates x intervals x rank x 4) arrays
         batch_size = default_batch_size(2 * n) if rescaled is None else max(
-            1, min(64, default_batch_size(2 * n)))
+            1, min(default_batch_size(2 * n), 2**17 // max(factor.shape[1], 1)))
     sups = run_bootstrap(summary, statistic, n_resamples, batch_size=batch_size,
                          random_state=random_state, n_jobs=n_jobs)
     gap = 0.0

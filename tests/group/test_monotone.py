@@ -241,15 +241,19 @@ def test_targets_reference_group_and_alternatives():
 def test_cells_distinct_values_quantile_bins_and_edges():
     x = np.array([3.0, 1.0, 2.0, 2.0, 5.0, 4.0])
     rows = np.ones(6, bool)
-    cell, low, high = covariate_cells(x, rows, None)
+    cell, low, high, cuts = covariate_cells(x, rows, None)
     assert low.tolist() == [1, 2, 3, 4, 5] and cell.tolist() == [2, 0, 1, 1, 4, 3]
-    cell, low, high = covariate_cells(x, rows, 2)
+    assert cuts.tolist() == [1.5, 2.5, 3.5, 4.5]
+    cell, low, high, cuts = covariate_cells(x, rows, 2)
     assert low.size == 2 and (cell == np.array([1, 0, 0, 0, 1, 1])).all()
-    cell, low, high = covariate_cells(x, rows, [0, 2.5, 10])
+    assert cuts.tolist() == [2.5]  # the median of the audit sample
+    cell, low, high, cuts = covariate_cells(x, rows, [0, 2.5, 10])
     assert (cell == np.array([1, 0, 0, 0, 1, 1])).all()
-    # empty cells are dropped; edges must cover the data
-    cell, low, high = covariate_cells(x, rows, [0, 2.5, 2.7, 10])
-    assert low.size == 2
+    # empty cells are dropped (merged with the cell below); edges must cover the data
+    cell, low, high, cuts = covariate_cells(x, rows, [0, 2.5, 2.7, 10])
+    assert low.size == 2 and cuts.tolist() == [2.7]
+    cell, low, high, cuts = covariate_cells(x, rows, [0, 2.1, 2.5, 10])
+    assert low.size == 2 and cuts.tolist() == [2.5]
     with pytest.raises(ValueError, match="do not cover"):
         covariate_cells(x, rows, [2, 10])
 
