@@ -1,10 +1,9 @@
 """Write the documentation's result fragments from the committed ``benchmarks/results``.
 
-``doc/reproduction_tables.rst`` (the reproduction page), ``doc/fair_metric_failure.rst``,
-``doc/fair_metric_results.rst`` (the "Choosing a fair metric" page) and ``doc/tilt_results.rst``
-(the tilt audits in the group user guide) quote numbers only through this script, so that
-every number on them is one of a results file written by a benchmark script. Run it after
-rerunning a benchmark::
+``doc/reproduction_tables.rst`` (the reproduction page) and ``doc/fair_metric_failure.rst``,
+``doc/fair_metric_results.rst`` (the "Choosing a fair metric" page) quote numbers only through
+this script, so that every number on them is one of a results file written by a benchmark
+script. Run it after rerunning a benchmark::
 
     python doc/make_reproduction_tables.py
 
@@ -26,7 +25,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 OUTPUT = ROOT / "doc" / "reproduction_tables.rst"
 FAIR_METRIC_FAILURE = ROOT / "doc" / "fair_metric_failure.rst"
 FAIR_METRIC_RESULTS = ROOT / "doc" / "fair_metric_results.rst"
-TILT_RESULTS = ROOT / "doc" / "tilt_results.rst"
+#: The tilt audits' fragment of the group user guide.
+TILT_RESULTS = ROOT / "doc" / "user_guide" / "tilt_results.inc"
 GENERATED = (".. This file is written by doc/make_reproduction_tables.py from benchmarks/results.\n"
              "   Do not edit it by hand.\n")
 

@@ -50,10 +50,3 @@ def test_fair_metric_page_is_up_to_date():
     for path, text in _tables_module().render_fair_metric().items():
         assert path.read_text(encoding="utf-8") == text, (
             "run: python doc/make_reproduction_tables.py")
-
-
-def test_tilt_fragment_is_up_to_date():
-    # The tilt audits of the group user guide quote their benchmarks only through the script.
-    for path, text in _tables_module().render_tilts().items():
-        assert path.read_text(encoding="utf-8") == text, (
-            "run: python doc/make_reproduction_tables.py")

@@ -41,9 +41,8 @@ from ._results import (
     GroupCertificationResult,
     GroupFlagResult,
 )
-from ._rkhs import RKHSBoundsResult, rkhs_tilt_bounds
+from ._rkhs import RKHSBoundsResult, TiltBound, rkhs_tilt_bounds
 from ._summary import AuditSummary, TrailSummary
-from ._tilts import TiltBound
 
 __all__ = [
     "AuditSummary",

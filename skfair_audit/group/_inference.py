@@ -28,8 +28,7 @@ from ._bootstrap import (
 from ._results import GroupBoundsResult, GroupCertificationResult, GroupFlagResult
 
 
-def warn_if_degenerate(degenerate, summary):
-    """The group audits' warning that a constant metric leaves no coverage guarantee."""
+def _warn_if_degenerate(degenerate, summary):
     if degenerate:
         warnings.warn(
             f"the metric {summary.metric.name!r} is constant on the audit sample: the "
@@ -68,7 +67,7 @@ def certify_bounds(summary, *, alternative, alpha, scale, p_star, w0, n_resample
                                summary.theta_hat, False, (0.0, 0.0), scales, summary.active)
     sups = run_bootstrap(summary, process, n_resamples, batch_size=batch_size,
                          random_state=random_state, n_jobs=n_jobs)
-    warn_if_degenerate(degenerate, summary)
+    _warn_if_degenerate(degenerate, summary)
     dist = {"lower": sups[:, 0], "upper": sups[:, 1]}.get(alternative, sups.max(axis=1))
     c = critical_value(dist, alpha)
     active = summary.active
@@ -113,7 +112,7 @@ def certify_threshold(summary, *, epsilon0, alternative, alpha, scale, p_star, w
                          random_state=random_state, n_jobs=n_jobs)
     dist = {"greater": sups[:, 0], "less": sups[:, 1]}.get(alternative, sups.max(axis=1))
     c = critical_value(dist, alpha)
-    warn_if_degenerate(degenerate, summary)
+    _warn_if_degenerate(degenerate, summary)
     active = summary.active
     p = summary.sizes / summary.n
     with np.errstate(divide="ignore", invalid="ignore"):

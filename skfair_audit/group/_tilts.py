@@ -50,7 +50,7 @@ import numpy as np
 
 from ..utils import ConfidenceInterval, import_optional
 from ._bootstrap import disparity_range, simultaneous_bounds
-from ._inference import warn_if_degenerate
+from ._inference import _warn_if_degenerate
 from ._protocol import GroupAuditResult
 from ._results import bounds_verdict
 
@@ -126,7 +126,7 @@ def summary_sd(summary):
     """:math:`\\sigma` of the rescaling; a constant metric gets 1 and the warning of the
     group audits (the bootstrap distribution is then degenerate)."""
     sd = summary.stats.global_sd()
-    warn_if_degenerate(sd == 0, summary)
+    _warn_if_degenerate(sd == 0, summary)
     return sd if sd > 0 else 1.0
 
 
