@@ -458,7 +458,7 @@ class MonotoneTiltResult(TiltAuditResult):
             parts[1] = parts[1][:m - 1]
         return np.concatenate(parts)
 
-    def plot(self, ax=None, *, max_groups=None, min_size=1):
+    def plot(self, ax=None, *, max_groups=None, min_size=1, epsilon0=None):
         """Estimates and bounds of the half-lines against their threshold; the worst tilt
         marked (matplotlib axes).
 
@@ -469,6 +469,8 @@ class MonotoneTiltResult(TiltAuditResult):
             Ignored (every half-line is drawn); accepted for the report.
         min_size : int
             Half-lines with fewer rows are left out (their bounds are valid but wide).
+        epsilon0 : float, optional
+            A threshold to draw (the gate of :meth:`verdict`).
 
         Returns
         -------
@@ -496,6 +498,9 @@ class MonotoneTiltResult(TiltAuditResult):
         ax.plot([thresholds[worst]], [self.estimates[worst]], "o", markersize=10,
                 markerfacecolor="none", color="tab:red", label=f"worst: {self.names[worst]}")
         ax.axhline(0.0, color="grey", linestyle="--", linewidth=1)
+        if epsilon0 is not None:
+            ax.axhline(epsilon0, color="tab:red", linestyle=":", linewidth=1,
+                       label=f"epsilon0 = {epsilon0:g}")
         ax.set_xlabel(f"threshold t of the half-line ({self.covariate})")
         ax.set_ylabel("disparity")
         ax.set_title(f"{self.metric}: {100 * (1 - self.alpha):g}% simultaneous bounds over "

@@ -236,15 +236,15 @@ class PolynomialTiltResult(TiltAuditResult):
         return self._bound(estimate, estimate + self.target, 1.0, self.sd,
                            float(effective_size(w, counts)))
 
-    def plot(self, ax=None, *, max_groups=None, min_size=1):
+    def plot(self, ax=None, *, max_groups=None, min_size=1, epsilon0=None):
         """The worst principal tilt (and the best) over the covariate, with their bounds
         (matplotlib axes; one covariate: curves, two: the worst tilt as contours).
 
         Parameters
         ----------
         ax : matplotlib Axes, optional
-        max_groups, min_size : None, int
-            Ignored; accepted for the report.
+        max_groups, min_size, epsilon0 : None, int, float
+            Ignored (the bounds are in the legend); accepted for the report.
 
         Returns
         -------
