@@ -115,6 +115,7 @@ def summarise(monotone, polynomials, cov_fine):
     supremum = monotone_event(monotone, mass, sums, 0.0, sides=(1.0,))
     out = {"monotone": {
         "critical_value": monotone.critical_value, "n_cells": int(monotone.cell_low.size),
+        "constant_lower": float(monotone.lower[0]),  # the first half-line holds every row
         "worst_tilt": monotone.names[worst], "worst_lower": float(monotone.lower[worst]),
         "worst_estimate": float(monotone.estimates[worst]),
         "worst_true": float(truth[worst]), "worst_rows": int(monotone.sizes[worst]),

@@ -244,7 +244,8 @@ def pivoted_cholesky(X, bandwidth, *, max_rank=None, tol=1e-8):
     X = _as_2d(X)
     n = X.shape[0]
     max_rank = n if max_rank is None else min(int(max_rank), n)
-    factor = np.zeros((n, max_rank))
+    # the rank is usually small: grow the factor as needed (never n x n up front)
+    factor = np.zeros((n, min(max_rank, 64)))
     residual = np.ones(n)  # diag of a Gaussian kernel
     rank = 0
     for k in range(max_rank):
@@ -254,6 +255,8 @@ def pivoted_cholesky(X, bandwidth, *, max_rank=None, tol=1e-8):
         pivot = residual[i]
         if pivot <= 0:
             break
+        if k == factor.shape[1]:
+            factor = np.hstack([factor, np.zeros((n, min(factor.shape[1], max_rank - k)))])
         col = gaussian_kernel(X, X[i : i + 1], bandwidth)[:, 0] - factor[:, :k] @ factor[i, :k]
         factor[:, k] = col / np.sqrt(pivot)
         residual = np.clip(residual - factor[:, k] ** 2, 0.0, None)

@@ -175,3 +175,12 @@ def test_rescaled_bounds_formula_reference_target_and_width():
                                 alternative="two-sided", n_resamples=60, random_state=0)
     b2 = unscaled.bound(coef=np.ones(5), centers=centres)
     assert b2.upper - b2.estimate == pytest.approx(unscaled.critical_value * b2.norm**2 / mass**2)
+
+
+def test_pivoted_cholesky_grows_its_factor_as_needed():
+    # the factor is allocated by blocks (never n x max_rank up front): a rank above the first
+    # block stays exact
+    X = np.linspace(0, 1, 300)[:, None]
+    factor = pivoted_cholesky(X, 0.02, tol=1e-12)
+    assert factor.shape[1] > 64
+    assert np.abs(factor @ factor.T - gaussian_kernel(X, X, 0.02)).max() < 1e-9
