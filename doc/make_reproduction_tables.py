@@ -406,7 +406,7 @@ def rkhs_table4():
                    "(Table 4)", "~")]
     out.append(
         f"``bench_rkhs_table4.py``: {d['trials']} trials per cell, B = {d['n_resamples']}, "
-        f"nominal {pct(d['nominal'], 0)}, Gaussian kernel exp(−γ|x − x′|²) with "
+        f"nominal {pct(d['nominal'], 0)}, Gaussian kernel exp(−γ (x − x′)²) with "
         f"γ = {d['gamma']:g}, lower bounds on the tilted mean; designs and kernel from "
         f"{paper['settings_recovered_from']}. The realised percentile is the share of trials "
         "whose true process stays below the bootstrap critical value over the whole ball "
