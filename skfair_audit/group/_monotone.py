@@ -56,8 +56,9 @@ from ..utils import (
 )
 from ._bootstrap import critical_value, run_bootstrap
 from ._metrics import as_array
-from ._summary import ALTERNATIVES, BOOTSTRAP_CONSTRAINTS, TARGET, AuditSummary, resolve_metric
+from ._summary import ALTERNATIVES, TARGET, AuditSummary, resolve_metric
 from ._tilts import (
+    TILT_BOOTSTRAP,
     TILT_SCALES,
     TiltAuditResult,
     TiltBound,
@@ -515,7 +516,7 @@ _MONOTONE_PARAMETERS = {
     "scale": [Options(TILT_SCALES)], "p_star": [Interval("real", 0, 1)],
     "bins": [None, Interval("integral", 1, None), ARRAY_LIKE],
     "method": [Options(("auto", "exact", "relaxed"))], "name": [None, STRING],
-    **BOOTSTRAP_CONSTRAINTS,
+    **TILT_BOOTSTRAP,
 }
 
 

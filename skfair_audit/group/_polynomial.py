@@ -48,8 +48,9 @@ from ..utils import (
 )
 from ._bootstrap import critical_value, run_bootstrap
 from ._metrics import as_array
-from ._summary import ALTERNATIVES, BOOTSTRAP_CONSTRAINTS, TARGET, AuditSummary, resolve_metric
+from ._summary import ALTERNATIVES, TARGET, AuditSummary, resolve_metric
 from ._tilts import (
+    TILT_BOOTSTRAP,
     TiltAuditResult,
     TiltBound,
     cell_sums,
@@ -314,7 +315,7 @@ def _power_coefficients(whitened, chol, centre, half, degree, cells):
 _POLYNOMIAL_PARAMETERS = {
     "target": TARGET, "degree": [Interval("integral", 1, 8)],
     "alternative": [Options(ALTERNATIVES["bounds"])], "alpha": [PROBABILITY],
-    "names": [None, STRING, ARRAY_LIKE], **BOOTSTRAP_CONSTRAINTS,
+    "names": [None, STRING, ARRAY_LIKE], **TILT_BOOTSTRAP,
 }
 
 

@@ -53,9 +53,13 @@ from ._bootstrap import disparity_range, simultaneous_bounds
 from ._inference import _warn_if_degenerate
 from ._protocol import GroupAuditResult
 from ._results import bounds_verdict
+from ._summary import BOOTSTRAP_CONSTRAINTS
 
 #: The tilt scales (``scale=``) and what ``r(w)`` is for each.
 TILT_SCALES = ("rescaled", "unscaled")
+#: The bootstrap controls of the monotone and polynomial tilt audits.
+TILT_BOOTSTRAP = {name: BOOTSTRAP_CONSTRAINTS[name]
+                  for name in ("n_resamples", "batch_size", "random_state", "n_jobs")}
 
 
 @dataclass(frozen=True, slots=True)
