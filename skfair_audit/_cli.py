@@ -153,9 +153,20 @@ def _add_group(sub):
     group.add_argument("--target", type=_target, default="overall",
                        help="'overall' (default), 'constant:<v>' or 'group:<name>', e.g. "
                             "group:race=Caucasian")
-    group.add_argument("--procedure", choices=tuple(ALTERNATIVES), default="flag",
+    group.add_argument("--procedure", choices=tuple(ALTERNATIVES), default=None,
                        help="bounds (simultaneous bounds), threshold (certificates) or flag "
-                            "(FDR-controlled flags; default)")
+                            "(FDR-controlled flags; default, bounds with --tilts)")
+    group.add_argument("--tilts", choices=("monotone", "polynomial"), default=None,
+                       help="audit tilts of the --protected covariate(s) instead of groups: "
+                            "every monotone tilt of one numeric column, or every non-negative "
+                            "polynomial tilt of one or two (bounds only)")
+    group.add_argument("--direction", choices=("both", "increasing", "decreasing"),
+                       default="both", help="--tilts monotone: direction (default both)")
+    group.add_argument("--degree", type=positive_int, default=2,
+                       help="--tilts polynomial: sums of squares of polynomials of this degree "
+                            "(default 2)")
+    group.add_argument("--bins", type=positive_int, default=50,
+                       help="--tilts monotone: quantile bins of the covariate (default 50)")
     group.add_argument("--alternative", default=None,
                        help="; ".join(f"{p}: {' / '.join(a)} (default "
                                       f"{DEFAULT_ALTERNATIVES[p]})"
@@ -242,7 +253,10 @@ def _run_group(args, argv=()) -> int:
     from .utils import json_safe
 
     progress = Progress(args.quiet)
-    procedure = args.procedure
+    if args.tilts and args.procedure not in (None, "bounds"):
+        raise UserError(f"--tilts gives simultaneous bounds: --procedure {args.procedure} is "
+                        "not available for tilts.")
+    procedure = args.procedure or ("bounds" if args.tilts else "flag")
     alternative = args.alternative or DEFAULT_ALTERNATIVES[procedure]
     if alternative not in ALTERNATIVES[procedure]:
         raise UserError(
@@ -254,26 +268,35 @@ def _run_group(args, argv=()) -> int:
     if args.score is not None and args.threshold is None:
         raise UserError("--score needs --threshold T (predicted positive when score >= T).")
     frame, y, y_pred, pos_label = _read_trail(args, progress)
-    progress(f"{len(frame):,} rows; summarising the intersections of "
-             f"{', '.join(args.protected)}")
-    summary = _summarise(args, progress, y, y_pred, frame[args.protected], pos_label)
     epsilon0 = args.epsilon0 if procedure == "bounds" or args.epsilon0 is not None else 0.0
-    n_active = int(summary.active.sum())
-    empty = summary.groups.n_groups - n_active
-    progress(f"{procedure}: {n_active} non-empty groups"
-             + (f" ({empty} empty, left out)" if empty else "") + f", metric {args.metric}"
-             + ("" if procedure == "flag" else f", {args.n_resamples} bootstrap resamples"))
     bootstrap = dict(n_resamples=args.n_resamples, random_state=args.random_state,
                      verbose=not args.quiet)  # a progress bar on stderr
-    run = {
-        "bounds": lambda: summary.certify_bounds(alternative=alternative, alpha=args.alpha,
-                                                 **bootstrap),
-        "threshold": lambda: summary.certify_threshold(epsilon0=epsilon0, alpha=args.alpha,
-                                                       alternative=alternative, **bootstrap),
-        "flag": lambda: summary.flag_groups(epsilon0=epsilon0, alternative=alternative,
-                                            q=args.q),
-    }[procedure]
-    result = run_quietly(run, progress)
+    if args.tilts:
+        result = run_quietly(_run_tilts, progress, args, frame, y, y_pred, pos_label,
+                             alternative, bootstrap, progress)
+        audited = {"tilts audited": f"every {args.tilts} tilt of "
+                                    f"{', '.join(args.protected)} "
+                                    f"({len(result.names)} extreme tilts shown)"}
+    else:
+        progress(f"{len(frame):,} rows; summarising the intersections of "
+                 f"{', '.join(args.protected)}")
+        summary = _summarise(args, progress, y, y_pred, frame[args.protected], pos_label)
+        n_active = int(summary.active.sum())
+        empty = summary.groups.n_groups - n_active
+        progress(f"{procedure}: {n_active} non-empty groups"
+                 + (f" ({empty} empty, left out)" if empty else "") + f", metric {args.metric}"
+                 + ("" if procedure == "flag" else f", {args.n_resamples} bootstrap resamples"))
+        run = {
+            "bounds": lambda: summary.certify_bounds(alternative=alternative, alpha=args.alpha,
+                                                     **bootstrap),
+            "threshold": lambda: summary.certify_threshold(epsilon0=epsilon0, alpha=args.alpha,
+                                                           alternative=alternative,
+                                                           **bootstrap),
+            "flag": lambda: summary.flag_groups(epsilon0=epsilon0, alternative=alternative,
+                                                q=args.q),
+        }[procedure]
+        result = run_quietly(run, progress)
+        audited = {"non-empty groups audited": n_active, "empty groups (left out)": empty}
     verdict = result.verdict(epsilon0)
     code = EXIT_UNFAIR if verdict.unfair else EXIT_PASS
     progress("done")
@@ -295,7 +318,8 @@ def _run_group(args, argv=()) -> int:
         print(f"Group audit of {args.data}: {procedure}, metric {result.metric}, "
               f"alternative {alternative}, {level}")
         print(f"target theta = {result.target:.4g} ({args.target}); audit sample n = "
-              f"{result.n:,}; {len(table.rows)} non-empty groups")
+              f"{result.n:,}; {len(table.rows)} "
+              + ("extreme tilts" if args.tilts else "non-empty groups"))
         print_table(table.columns, table.rows)
         print(f"Result: {verdict.summary} -> exit code {code}")
     if args.report:
@@ -304,15 +328,16 @@ def _run_group(args, argv=()) -> int:
         report = AuditReport(
             title="Group-fairness audit",
             audited=(f"The audit trail {args.data} ({len(frame):,} rows): label column "
-                     f"{args.label!r}, {prediction}, groups: intersections of "
-                     f"{', '.join(args.protected)}."),
+                     f"{args.label!r}, {prediction}, "
+                     + (f"{args.tilts} tilts of " if args.tilts else
+                        "groups: intersections of ")
+                     + f"{', '.join(args.protected)}."),
             outcome=f"{verdict.summary} (exit code {code}).",
             sections=(
                 data_section({"file": str(args.data), "rows": len(frame),
                               "label": args.label, "prediction": prediction,
                               "protected columns": ", ".join(args.protected),
-                              "non-empty groups audited": n_active,
-                              "empty groups (left out)": empty}),
+                              **audited}),
                 group_section(result, title=f"Group audit: {procedure}",
                               target_description=str(args.target),
                               epsilon0=args.epsilon0 if procedure == "bounds" else None),
@@ -321,6 +346,31 @@ def _run_group(args, argv=()) -> int:
         )
         write_report(report, args.report, progress)
     return code
+
+
+def _run_tilts(args, frame, y, y_pred, pos_label, alternative, bootstrap, progress):
+    """Bounds over the tilts of the --protected covariate(s) (the library's tilt audits)."""
+    from .group import monotone_tilt_bounds, polynomial_tilt_bounds
+
+    if args.target != "overall" and isinstance(args.target, str):
+        raise UserError("--tilts have no named groups: --target must be 'overall' or "
+                        "'constant:<v>'.")
+    for column in args.protected:
+        check_numeric(frame, column, "--protected")
+    options = dict(metric=args.metric, target=args.target, pos_label=pos_label,
+                   alternative=alternative, alpha=args.alpha, **bootstrap)
+    progress(f"{len(frame):,} rows; bounds over every {args.tilts} tilt of "
+             f"{', '.join(args.protected)}, {args.n_resamples} bootstrap resamples")
+    if args.tilts == "monotone":
+        if len(args.protected) != 1:
+            raise UserError("--tilts monotone takes one --protected column.")
+        column = args.protected[0]
+        return monotone_tilt_bounds(y, y_pred, frame[column], direction=args.direction,
+                                    bins=args.bins, name=column, **options)
+    if len(args.protected) not in (1, 2):
+        raise UserError("--tilts polynomial takes one or two --protected columns.")
+    return polynomial_tilt_bounds(y, y_pred, frame[args.protected].to_numpy(dtype=float),
+                                  degree=args.degree, names=list(args.protected), **options)
 
 
 def main(argv=None) -> int:

@@ -227,6 +227,8 @@ def display_results():
         certify_threshold,
         equalized_odds,
         flag_groups,
+        monotone_tilt_bounds,
+        polynomial_tilt_bounds,
         rkhs_tilt_bounds,
     )
     from skfair_audit.model_selection import (
@@ -271,6 +273,12 @@ def display_results():
         "RKHSBoundsResult": rkhs_tilt_bounds(x, covered, covered,
                                              metric=lambda y, p: p.astype(float),
                                              bandwidth=0.5, **common),
+        "MonotoneTiltResult": monotone_tilt_bounds(covered, covered, x,
+                                                   metric=lambda y, p: p.astype(float),
+                                                   bins=10, **common),
+        "PolynomialTiltResult": polynomial_tilt_bounds(covered, covered, x,
+                                                       metric=lambda y, p: p.astype(float),
+                                                       degree=2, **common),
         "CoefficientPath": coefficient_path(selector.estimator, selector.param_grid_, X, y),
         "FairModelSelector": selector,
         "AuditReport": AuditReport("Example report", "a toy rule", (group_section(flags),)),

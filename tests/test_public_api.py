@@ -130,7 +130,8 @@ def test_default_alternatives_agree_in_functions_estimator_and_command_line(caps
 
     for procedure, functions in {
         "bounds": (group.certify_bounds, group.AuditSummary.certify_bounds,
-                   scale.partitioned_certify_bounds, group.rkhs_tilt_bounds),
+                   scale.partitioned_certify_bounds, group.rkhs_tilt_bounds,
+                   group.monotone_tilt_bounds, group.polynomial_tilt_bounds),
         "threshold": (group.certify_threshold, group.AuditSummary.certify_threshold),
         "flag": (group.flag_groups, group.AuditSummary.flag_groups,
                  scale.partitioned_flag_groups, group.flag_groups_split),

@@ -3,12 +3,13 @@
 Functional API: build a group collection (:func:`intersections`, :func:`intervals`,
 :func:`boxes`, :func:`masks`, :func:`tree_leaves`, :func:`cross_with_bins`), pick a metric
 (:func:`get_metric`) and run :func:`certify_bounds`, :func:`certify_threshold`,
-:func:`flag_groups`, :func:`flag_groups_split`, :func:`equalized_odds` or
-:func:`rkhs_tilt_bounds`. Every procedure summarises the audit trail into an
-:class:`AuditSummary` (atoms with counts, cells, target) and runs on it; the same summary
-built from a partitioned trail (:func:`skfair_audit.scale.summarize_trail`) gives the same
-results. Every result is a frozen object sharing the :class:`GroupAuditResult` protocol
-(table, verdict, guarantee in words).
+:func:`flag_groups`, :func:`flag_groups_split` or :func:`equalized_odds`; or audit
+distribution shifts, tilts of covariates, with :func:`monotone_tilt_bounds`,
+:func:`polynomial_tilt_bounds` or :func:`rkhs_tilt_bounds`. Every procedure summarises the
+audit trail into an :class:`AuditSummary` (atoms with counts, cells, target) and runs on it;
+the same summary built from a partitioned trail (:func:`skfair_audit.scale.summarize_trail`)
+gives the same results. Every result is a frozen object sharing the
+:class:`GroupAuditResult` protocol (table, verdict, guarantee in words).
 """
 
 from ._bootstrap import DegenerateBootstrapWarning
@@ -23,6 +24,8 @@ from ._collections import (
 )
 from ._estimator import GroupDisparityAuditor, audit_score
 from ._metrics import Metric, available_metrics, get_metric
+from ._monotone import MonotoneTiltResult, monotone_tilt_bounds
+from ._polynomial import PolynomialTiltResult, polynomial_tilt_bounds
 from ._procedures import (
     certify_bounds,
     certify_threshold,
@@ -53,6 +56,8 @@ __all__ = [
     "GroupDisparityAuditor",
     "GroupFlagResult",
     "Metric",
+    "MonotoneTiltResult",
+    "PolynomialTiltResult",
     "RKHSBoundsResult",
     "ResultTable",
     "TiltBound",
@@ -72,6 +77,8 @@ __all__ = [
     "intersections",
     "intervals",
     "masks",
+    "monotone_tilt_bounds",
+    "polynomial_tilt_bounds",
     "rkhs_tilt_bounds",
     "tree_leaves",
 ]

@@ -29,11 +29,15 @@ from ..utils import (
 )
 from ._collections import GroupCollection, boxes, intersections, intervals
 from ._metrics import POS_LABEL_METRICS, Metric, as_array, get_metric
+from ._monotone import DIRECTIONS, monotone_tilt_bounds
+from ._polynomial import polynomial_tilt_bounds
 from ._procedures import certify_bounds, certify_threshold, equalized_odds, flag_groups
 from ._summary import ALTERNATIVES, DEFAULT_ALTERNATIVES, SCALE_CONSTRAINTS
 
 PROCEDURES = ("bounds", "threshold", "flag", "equalized_odds")
-GROUP_KINDS = ("intersections", "intervals", "boxes")
+#: Tilts of covariates instead of groups (``procedure="bounds"`` only).
+TILT_KINDS = ("monotone", "polynomial")
+GROUP_KINDS = ("intersections", "intervals", "boxes", *TILT_KINDS)
 RESPONSE_METHODS = ("predict", "predict_proba", "decision_function")
 
 
@@ -80,8 +84,9 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         See :func:`~skfair_audit.group.get_metric`. Binary metrics use ``pos_label``, or
         ``classes_[1]`` of a classifier when ``pos_label`` is None.
     procedure : {"bounds", "threshold", "flag", "equalized_odds"}, default="bounds"
-    groups : None, {"intersections", "intervals", "boxes"} or GroupCollection, default=None
-        How the groups are built from the sensitive features of the audit rows:
+    groups : None, str or GroupCollection, default=None
+        How the groups are built from the sensitive features of the audit rows (``"intersections"``,
+        ``"intervals"``, ``"boxes"``, ``"monotone"`` or ``"polynomial"``):
 
         - ``None`` or ``"intersections"``: all intersections of the (categorical) sensitive
           features up to ``depth`` of them at a time (:func:`~skfair_audit.group.intersections`).
@@ -90,8 +95,17 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
           ``bins`` (:func:`~skfair_audit.group.intervals`).
         - ``"boxes"``: all boxes of two numeric sensitive features
           (:func:`~skfair_audit.group.boxes`).
+        - ``"monotone"``: every tilt :math:`0 \le w \le 1` monotone in one numeric sensitive
+          feature (``direction``; constant on ``bins`` quantile bins), bounds on the tilted
+          disparity :math:`E[(L-\theta)w]/E[w]`
+          (:func:`~skfair_audit.group.monotone_tilt_bounds`);
+        - ``"polynomial"``: every non-negative polynomial tilt of one or two numeric
+          sensitive features, sums of squares of polynomials of degree ``degree``
+          (:func:`~skfair_audit.group.polynomial_tilt_bounds`);
         - a prebuilt :class:`~skfair_audit.group.GroupCollection` over the audit rows (then
           the sensitive features are not used).
+
+        Tilts need ``procedure="bounds"`` and a ``target`` that is a number or "overall".
     protected : list of str or int, optional
         The protected columns of ``X`` (names with a DataFrame, or positions): their values
         are the sensitive features when :meth:`audit` / :meth:`score` get no
@@ -105,7 +119,13 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
     bins : int or array-like, default=10
         ``"intervals"`` / ``"boxes"``: number of equal-width bins between the minimum and the
         maximum of the audit rows, or the bin edges (a grid fixed in advance, which the
-        guarantee formally assumes).
+        guarantee formally assumes). ``"monotone"``: number of quantile bins (every distinct
+        value when there are fewer), or the edges.
+    direction : {"both", "increasing", "decreasing"}, default="both"
+        ``"monotone"``: the direction of the tilts.
+    degree : int, default=2
+        ``"polynomial"``: the tilts are sums of squares of polynomials of degree at most
+        ``degree``.
     target : float, "overall" or str, default="overall"
         Known constant, the metric on all audit rows, or the name of a reference group of
         the collection (e.g. ``"race=Caucasian"``). Estimated targets are re-estimated in
@@ -214,6 +234,8 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         depth=None,
         min_size=0,
         bins=10,
+        direction="both",
+        degree=2,
         target="overall",
         alternative=None,
         alpha=0.1,
@@ -241,6 +263,8 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         self.depth = depth
         self.min_size = min_size
         self.bins = bins
+        self.direction = direction
+        self.degree = degree
         self.target = target
         self.alternative = alternative
         self.alpha = alpha
@@ -309,6 +333,8 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         "depth": [None, Interval("integral", 1, None)],
         "min_size": [Interval("integral", 0, None)],
         "bins": [Interval("integral", 1, None), ARRAY_LIKE],
+        "direction": [Options(DIRECTIONS)],
+        "degree": [Interval("integral", 1, 8)],
         "target": [Interval("real"), STRING],
         "alternative": [None, Options(tuple(dict.fromkeys(
             a for choices in ALTERNATIVES.values() for a in choices)))],
@@ -339,6 +365,13 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
                 )
         if self.drop_protected and not self.protected:
             raise ValueError("drop_protected=True needs protected.")
+        if self.groups in TILT_KINDS:
+            if self.procedure != "bounds":
+                raise ValueError(f"groups={self.groups!r} (tilts) needs procedure='bounds', got "
+                                 f"{self.procedure!r}.")
+            if isinstance(self.target, str) and self.target != "overall":
+                raise ValueError("tilts have no named groups: target must be a number or "
+                                 "'overall'.")
         if self.procedure != "equalized_odds":
             get_metric(self.metric)  # unknown metric names fail at fit time
 
@@ -516,6 +549,10 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
                     f"y contains labels {unknown.tolist()} not seen in fit "
                     f"(classes {classes.tolist()})."
                 )
+        if self.groups in TILT_KINDS:
+            data = self._sensitive_data(X, sensitive_features)
+            names = list(data.columns) if hasattr(data, "columns") else list(data)
+            return y_checked, self._predictions(X), (names, [data[nm] for nm in names])
         collection = self._collection(X, sensitive_features)
         return y_checked, self._predictions(X), collection
 
@@ -533,8 +570,9 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        GroupBoundsResult, GroupCertificationResult, GroupFlagResult or EqualizedOddsResult
-            The result of the functional procedure on ``(y, model(X), groups)``.
+        GroupAuditResult
+            The result of the functional procedure on ``(y, model(X), groups)``: bounds,
+            certificates, flags or equalized odds; monotone or polynomial tilt bounds.
         """
         y_true, y_pred, collection = self._audit_trail(X, y, sensitive_features)
         return self._run(y_true, y_pred, collection)
@@ -545,6 +583,8 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
                       n_jobs=self.n_jobs, verbose=self.verbose)
         scaling = dict(scale=self.scale, p_star=self.p_star, w0=self.w0)
         procedure = self.procedure
+        if self.groups in TILT_KINDS:
+            return self._run_tilts(y_true, y_pred, *collection, common)
         if procedure == "equalized_odds":
             return equalized_odds(y_true, y_pred, collection, alpha=self.alpha,
                                   epsilon0=self.epsilon0, pos_label=self._positive_label(),
@@ -561,6 +601,26 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
                                      alpha=self.alpha, **scaling, **common)
         return flag_groups(y_true, y_pred, collection, metric=metric, epsilon0=epsilon0,
                            alternative=alternative, q=self.q, se=self.se, **common)
+
+    def _run_tilts(self, y_true, y_pred, names, columns, common):
+        alternative = self.alternative or DEFAULT_ALTERNATIVES["bounds"]
+        options = dict(metric=self._metric(), alternative=alternative, alpha=self.alpha,
+                       **common)
+        if self.groups == "monotone":
+            if len(columns) != 1:
+                raise ValueError("groups='monotone' needs exactly one sensitive feature, got "
+                                 f"{len(columns)}.")
+            return monotone_tilt_bounds(y_true, y_pred, as_array(columns[0], str(names[0])),
+                                        direction=self.direction, scale=self.scale,
+                                        p_star=self.p_star, bins=self.bins,
+                                        name=str(names[0]), **options)
+        if len(columns) not in (1, 2):
+            raise ValueError("groups='polynomial' needs one or two sensitive features, got "
+                             f"{len(columns)}.")
+        x = np.column_stack([as_array(c, str(nm)) for nm, c in zip(names, columns,
+                                                                    strict=True)])
+        return polynomial_tilt_bounds(y_true, y_pred, x, degree=self.degree,
+                                      names=[str(nm) for nm in names], **options)
 
     def score(self, X, y, sensitive_features=None):
         """A single fairness score, higher is fairer (see Notes for its definition).

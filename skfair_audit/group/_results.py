@@ -98,6 +98,30 @@ def _sentence_list(names):
     return "; ".join(names)
 
 
+def bounds_verdict(names, active, lower, upper, alternative, epsilon0, what="groups"):
+    """The :class:`Verdict` of simultaneous bounds: descriptive without ``epsilon0``; with it,
+    the members whose bound does not certify the requested side of ``epsilon0`` fail."""
+    if epsilon0 is None:
+        excluding = active & ((lower > 0) | (upper < 0))
+        counted = "group(s)" if what == "groups" else what
+        return Verdict(False, False, "bounds only (no epsilon0 given: no gate)",
+                       f"{int(excluding.sum())} {counted} have bounds that exclude a zero "
+                       "disparity.")
+    if alternative == "lower":
+        ok = lower > epsilon0
+    elif alternative == "upper":
+        ok = upper < epsilon0
+    else:
+        ok = (lower > -abs(epsilon0)) & (upper < abs(epsilon0))
+    failing = tuple(np.asarray(names, dtype=object)[active & ~ok].tolist())
+    summary = ("some bounds do not certify the requested side of epsilon0" if failing
+               else "every bound certifies the requested side of epsilon0")
+    details = (f"{int(active.sum()) - len(failing)} of {int(active.sum())} {what} have "
+               f"bounds on the requested side of {epsilon0:g}"
+               + (f"; not: {_sentence_list(failing)}." if failing else "."))
+    return Verdict(bool(failing), True, summary, details, failing)
+
+
 @dataclass(frozen=True, eq=False)
 class GroupBoundsResult(_GroupLookup):
     """Simultaneous confidence bounds on the disparities of a group collection.
@@ -316,25 +340,8 @@ class GroupBoundsResult(_GroupLookup):
         -------
         Verdict
         """
-        active = self.active
-        if epsilon0 is None:
-            excluding = active & ((self.lower > 0) | (self.upper < 0))
-            return Verdict(False, False, "bounds only (no epsilon0 given: no gate)",
-                           f"{int(excluding.sum())} group(s) have bounds that exclude a zero "
-                           "disparity.")
-        if self.alternative == "lower":
-            ok = self.lower > epsilon0
-        elif self.alternative == "upper":
-            ok = self.upper < epsilon0
-        else:
-            ok = (self.lower > -abs(epsilon0)) & (self.upper < abs(epsilon0))
-        failing = tuple(np.asarray(self.names, dtype=object)[active & ~ok].tolist())
-        summary = ("some bounds do not certify the requested side of epsilon0" if failing
-                   else "every bound certifies the requested side of epsilon0")
-        details = (f"{int(active.sum()) - len(failing)} of {int(active.sum())} groups have "
-                   f"bounds on the requested side of {epsilon0:g}"
-                   + (f"; not: {_sentence_list(failing)}." if failing else "."))
-        return Verdict(bool(failing), True, summary, details, failing)
+        return bounds_verdict(self.names, self.active, self.lower, self.upper,
+                              self.alternative, epsilon0)
 
     def guarantee(self) -> str:
         """The guarantee of simultaneous bounds, in plain words.

@@ -635,8 +635,10 @@ class AuditSummary:
         return self.sizes > 0
 
     def __repr__(self):
+        what = (f"n_groups={self.groups.n_groups}" if self.groups is not None
+                else f"n_cells={self.stats.n_cells}")
         return (f"AuditSummary(metric={self.metric.name!r}, n={self.n}, n_rows={self.n_rows}, "
-                f"n_groups={self.groups.n_groups}, n_atoms={self.stats.n_atoms}, "
+                f"{what}, n_atoms={self.stats.n_atoms}, "
                 f"target_kind={self.target_kind!r}, source={self.source!r})")
 
     # -- construction ------------------------------------------------------------------
@@ -700,6 +702,58 @@ class AuditSummary:
                              n_rows=n_rows, row_atom=counted["row_atom"], reference=reference)
 
     @classmethod
+    def from_cells(cls, y, y_pred, cells, n_cells, *, metric, target="overall",
+                   pos_label=None):
+        """The summary of a tilt audit: rows mapped to cells of a covariate, no groups.
+
+        The tilt audits (:func:`~skfair_audit.group.monotone_tilt_bounds`,
+        :func:`~skfair_audit.group.polynomial_tilt_bounds`,
+        :func:`~skfair_audit.group.rkhs_tilt_bounds`) weight the rows by a function of a
+        covariate: rows with the same value of the covariate (the same *cell*) get the
+        same weight, so the atoms ``(cell, in_reference, value of L)`` are all the
+        bootstrap needs, as for groups.
+
+        Parameters
+        ----------
+        y, y_pred : array-like of shape (n_rows,) (``y_pred`` may be 2-D for coverage)
+            Outcomes and model outputs.
+        cells : array-like of int of shape (n_rows,)
+            Cell of every row in ``[0, n_cells)`` (rows off the metric's condition may hold
+            any value in that range).
+        n_cells : int
+        metric : str, Metric or callable
+        target : float, "overall" or bool array
+            Known constant, the overall metric, or a reference group given as a boolean row
+            mask (a tilt audit has no named groups).
+        pos_label : optional
+            Positive label, when ``metric`` is a name.
+
+        Returns
+        -------
+        AuditSummary
+            With ``groups=None``.
+        """
+        metric = resolve_metric(metric, pos_label)
+        values, rows = metric.row_values(y, y_pred)
+        n_rows = values.shape[0]
+        cells = np.asarray(cells)
+        if cells.shape != (n_rows,):
+            raise ValueError(f"the covariate has {cells.shape[0]} rows but y has {n_rows}.")
+        reference = None
+        if isinstance(target, str) and target != "overall":
+            raise ValueError(
+                "a tilt audit has no named groups: target must be a number, 'overall' or a "
+                f"boolean row mask of a reference group, got {target!r}.")
+        if not isinstance(target, (numbers.Real, str)):
+            reference = _reference_mask(target, n_rows)
+        counted = count_atoms([cells.astype(np.int64)], [int(n_cells)], values, rows,
+                              reference)
+        return cls._assemble(metric, None, counted["cell_keys"][counted["atom_cell"]],
+                             counted["atom_reference"], counted["atom_value"],
+                             counted["atom_count"], target, n_rows=n_rows,
+                             reference=reference, n_cells=int(n_cells))
+
+    @classmethod
     def from_trail(cls, trail, *, metric, target="overall", depth=None, include_all=False,
                    min_size=0, source="partitioned trail"):
         """The summary of a (merged) :class:`TrailSummary`: the intersections of its columns.
@@ -751,7 +805,7 @@ class AuditSummary:
         rows, total = cell_moments[0], cell_moments[1]
         if rows.sum() == 0:
             raise ValueError(f"no row satisfies the condition of metric {metric.name!r}.")
-        no_ref = np.zeros(collection.n_cells, dtype=bool)
+        no_ref = np.zeros(rows.shape[0], dtype=bool)
         if isinstance(target, bool):
             raise ValueError("target must be a number, 'overall' or a group name.")
         if isinstance(target, numbers.Real):
@@ -763,6 +817,9 @@ class AuditSummary:
         if not isinstance(target, str):
             raise ValueError("target must be a number, 'overall' or a group name for a "
                              "partitioned trail (row masks need the rows in memory).")
+        if collection is None:
+            raise ValueError("a tilt audit has no named groups: give the reference group "
+                             "as a boolean row mask.")
         ref_cells = _reference_cells(target, collection)
         if not rows[ref_cells].any():
             raise ValueError(
@@ -773,9 +830,11 @@ class AuditSummary:
     @classmethod
     def _assemble(cls, metric, collection, atom_cell, atom_reference, atom_value, atom_count,
                   target, *, n_rows, row_atom=None, reference=None, source="in memory",
-                  replicates=None):
-        """The one place where atoms, target and collection become a summary."""
+                  replicates=None, n_cells=None):
+        """The one place where atoms, target and collection become a summary (a tilt
+        audit has no collection: its ``n_cells`` cells are given)."""
         atom_cell = np.asarray(atom_cell, dtype=np.intp)
+        n_cells = collection.n_cells if collection is not None else n_cells
         if not np.asarray(atom_count).sum():
             raise ValueError(f"no row satisfies the condition of metric {metric.name!r}.")
         if reference is not None:
@@ -786,12 +845,12 @@ class AuditSummary:
                     f"condition of {metric.name!r} holds): its metric is undefined.")
         else:
             cell_moments = np.stack([
-                np.bincount(atom_cell, atom_count * atom_value**k, minlength=collection.n_cells)
+                np.bincount(atom_cell, atom_count * atom_value**k, minlength=n_cells)
                 for k in range(2)])
             kind, ref_cells, _ = cls._target_of_cells(target, collection, metric, cell_moments)
             atom_reference = ref_cells[atom_cell]
         stats = SufficientStatistics.from_atoms(atom_cell, atom_reference, atom_value,
-                                                atom_count, collection.n_cells)
+                                                atom_count, n_cells)
         counts = stats.atom_count.astype(float)
         if kind == "constant":
             theta = float(target)
@@ -801,7 +860,7 @@ class AuditSummary:
             ref = counts * stats.atom_reference
             theta = float(ref @ stats.atom_value / ref.sum())
         if replicates is not None:  # the Poisson bootstrap was asked for explicitly
-            ref_cells = np.zeros(collection.n_cells, dtype=bool)
+            ref_cells = np.zeros(n_cells, dtype=bool)
             ref_cells[stats.atom_cell[stats.atom_reference]] = True
             replicates = PoissonReplicates(replicates[0], replicates[1], ref_cells)
         summary = cls(metric, collection, stats, kind, theta, n_rows, row_atom=row_atom,
