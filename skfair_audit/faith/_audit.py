@@ -281,7 +281,9 @@ def faith_audit(
     Examples
     --------
     Two labels × two groups; moving an individual to the other group is free, and the model
-    errs more often on group 1:
+    errs more often on group 1 (every correct decision of this toy flips with the group, so
+    the audit also raises a :class:`~skfair_audit.faith.DegenerateMetricWarning`, whose
+    message says the verdict stands when, as here, the decisions depend on the group alone):
 
     >>> import numpy as np
     >>> from skfair_audit.faith import faith_audit

@@ -192,14 +192,18 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = pd.DataFrame({"group": rng.choice(["a", "b"], 2000),
     ...                   "priors": rng.choice(["0", "1-3", ">3"], 2000)})
-    >>> y = (rng.random(2000) < np.where(X.group == "b", 0.6, 0.3)).astype(int)
+    >>> risk = (0.2 + 0.25 * (X.group == "b") + 0.2 * (X.priors != "0")
+    ...         + 0.2 * (X.priors == ">3"))
+    >>> y = (rng.random(2000) < risk).astype(int)
     >>> model = make_pipeline(OneHotEncoder(), LogisticRegression())
     >>> auditor = FaithAuditor(model, protected=["group"], epsilon=0.0, delta=0.05,
     ...                        n_resamples=200, random_state=0).fit(X, y)
     >>> result = auditor.audit(X, y)
     >>> result.n_cells
     12
-    >>> bool(result.rejected)  # the model's decisions flip with the group: not 0.05-fair
+    >>> round(result.statistic, 3)  # the decision flips with the group where priors is 1-3
+    0.204
+    >>> bool(result.rejected)       # so the model is not 0.05-fair
     True
     """
 

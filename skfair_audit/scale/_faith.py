@@ -110,7 +110,9 @@ def partitioned_faith_audit(trail, auditor, *, label):
     >>> rng = np.random.default_rng(0)
     >>> X = pd.DataFrame({"group": rng.choice(["a", "b"], 2000),
     ...                   "priors": rng.choice(["0", "1-3", ">3"], 2000)})
-    >>> y = (rng.random(2000) < np.where(X.group == "b", 0.6, 0.3)).astype(int)
+    >>> risk = (0.2 + 0.25 * (X.group == "b") + 0.2 * (X.priors != "0")
+    ...         + 0.2 * (X.priors == ">3"))
+    >>> y = (rng.random(2000) < risk).astype(int)
     >>> auditor = FaithAuditor(make_pipeline(OneHotEncoder(), LogisticRegression()),
     ...                        protected=["group"], epsilon=0.0, n_resamples=200,
     ...                        random_state=0).fit(X, y)
