@@ -107,12 +107,15 @@ def _dense_dual(Phi, Z, C, xi, n_t=300, n_s=201):
     of the top generalised eigenvalue of (ZCZ', s E_t + (1-s) xi Q), full r x r matrices."""
     n = Phi.shape[0]
     a, Q, G = Phi.sum(axis=0) / n, Phi.T @ Phi / n, Z @ C @ Z.T
+    s = np.linspace(0.0, 1.0, n_s)[:, None, None]
     best = 0.0
     for t in np.geomspace(1.0, 1.0 / xi, n_t):
         E = (t * np.outer(a, a) + Q / t) / 2.0
-        values = [linalg.eigh(G, s * E + (1 - s) * xi * Q, eigvals_only=True)[-1]
-                  for s in np.linspace(0.0, 1.0, n_s)]
-        best = max(best, min(values))
+        # G v = lambda M v for every s at once: eigenvalues of L^-1 G L^-T, M = L L'
+        L = np.linalg.cholesky(s * E + (1 - s) * xi * Q)
+        half = np.linalg.solve(L, np.broadcast_to(G, L.shape))
+        values = np.linalg.eigvalsh(np.linalg.solve(L, half.swapaxes(-1, -2)))[:, -1]
+        best = max(best, values.min())
     return best
 
 
