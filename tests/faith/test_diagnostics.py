@@ -115,7 +115,7 @@ def test_legacy_construction_frees_every_direction_with_many_levels(encoded):
     assert default.n_free == 3 and default.degenerate
     zip_span = difference_basis([[6, 7, 8, 9]], 13)
     along_zip = np.linalg.norm(default.free_directions @ zip_span.T, axis=1)
-    assert np.all(along_zip > 0.99)  # nearly all of it: the regressions see the age a little
+    assert np.all(along_zip > 0.98)  # nearly all of it: the regressions see the age a little
     assert sum(r["free_directions"] for r in default.sources) == default.n_free
 
 
