@@ -227,6 +227,24 @@ def faith_validity():
             f"{pct(v['min_coverage_two_sided'])} ({_where(v['min_coverage_two_sided_at'])}); "
             f"two-sided coverage pooled over each instance's cells: {pooled}."
         )
+        confirmed = v.get("confirmation")
+        if confirmed:
+            held = sum(c["holds"] for c in confirmed)
+            big = confirmed[0]["reps"]
+            out.append(
+                f"  Each of these {len(confirmed)} cells was audited again, independently "
+                f"(fresh seeds, {big:,} audits), and judged against the lines of that size "
+                f"(type-I at most {pct(confirmed[0]['type1_threshold'], 2)}, coverage at least "
+                f"{pct(confirmed[0]['coverage_threshold'], 2)}): "
+                + "; ".join(
+                    f"{_where(c)}: δ-test {pct(c['type1_delta_test'])}, certification "
+                    f"{pct(c['type1_certification'])}, coverage "
+                    f"{pct(c['coverage_two_sided'])} ± {pct(c['se_coverage_two_sided'])} — "
+                    + ("within the lines" if c["holds"] else "outside them again")
+                    for c in confirmed)
+                + f". The confirmation repeats {len(confirmed) - held} of the "
+                f"{len(confirmed)} misses."
+            )
     if "uniform" in schemes:
         u = summary["schemes"]["uniform"]
         for scheme in schemes:
