@@ -207,8 +207,16 @@ def summarise(res, truth, length):
     return out
 
 
-def one_replicate(seed, *, n_train, n_cal, n_audit, B, alphas=(ALPHA,),
-                  scales=("rescaled", "unscaled")):
+def conformal_trail(seed, *, n_train, n_cal, n_audit):
+    """One replicate's data and model: split CQR fitted on simulated training and calibration
+    samples, an audit sample, and the seed left for the audit's bootstrap.
+
+    The tilt and RKHS benchmarks audit the same trails (same seeds).
+
+    Returns
+    -------
+    cqr, x_audit, y_audit, bootstrap_seed
+    """
     data_seed, model_seed, boot_seed = seed.spawn(3)
     rng = np.random.default_rng(data_seed)
     x_t, y_t = simulate(rng, n_train)
@@ -216,6 +224,13 @@ def one_replicate(seed, *, n_train, n_cal, n_audit, B, alphas=(ALPHA,),
     x_a, y_a = simulate(rng, n_audit)
     cqr = CQR.fit(x_t, y_t, x_c, y_c, miscoverage=0.1,
                   random_state=int(model_seed.generate_state(1)[0] % 2**31))
+    return cqr, x_a, y_a, boot_seed
+
+
+def one_replicate(seed, *, n_train, n_cal, n_audit, B, alphas=(ALPHA,),
+                  scales=("rescaled", "unscaled")):
+    cqr, x_a, y_a, boot_seed = conformal_trail(seed, n_train=n_train, n_cal=n_cal,
+                                               n_audit=n_audit)
     bin_cov, _, _ = true_bin_coverage(cqr)
     results = {}
     for a in alphas:

@@ -53,8 +53,8 @@ from scipy import stats  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_conformal_coverage import CQR, simulate, versions  # noqa: E402
 from bench_conformal_coverage import conditional_coverage as coverage_at  # noqa: E402
+from bench_conformal_coverage import conformal_trail, versions  # noqa: E402
 from bench_tilt_validity import monotone_event, polynomial_event  # noqa: E402
 
 from skfair_audit.group import monotone_tilt_bounds, polynomial_tilt_bounds  # noqa: E402
@@ -70,13 +70,8 @@ FINE_W = np.full(FINE.size, 1.0 / FINE.size)  # X ~ U(0, 5)
 
 def fit_and_audit(seed, *, n_train, n_cal, n_audit, B):
     """The conformal benchmark's replicate (same seeds) and the tilt audits of its trail."""
-    data_seed, model_seed, boot_seed = seed.spawn(3)
-    rng = np.random.default_rng(data_seed)
-    x_t, y_t = simulate(rng, n_train)
-    x_c, y_c = simulate(rng, n_cal)
-    x_a, y_a = simulate(rng, n_audit)
-    cqr = CQR.fit(x_t, y_t, x_c, y_c, miscoverage=0.1,
-                  random_state=int(model_seed.generate_state(1)[0] % 2**31))
+    cqr, x_a, y_a, boot_seed = conformal_trail(seed, n_train=n_train, n_cal=n_cal,
+                                               n_audit=n_audit)
     pred = cqr.predict(x_a)
     options = dict(metric="coverage", target=0.0, alternative="lower", alpha=ALPHA,
                    n_resamples=B, random_state=boot_seed)

@@ -58,8 +58,8 @@ from scipy import stats  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_conformal_coverage import (  # noqa: E402
-    CQR,
     GRID,
+    conformal_trail,
     simulate,
     true_bin_coverage,
     versions,
@@ -118,13 +118,8 @@ def tilt_truth(x_fine, cov_fine, coef):
 
 
 def one_replicate(seed, *, n_train, n_cal, n_audit, B):
-    data_seed, model_seed, boot_seed = seed.spawn(3)
-    rng = np.random.default_rng(data_seed)
-    x_t, y_t = simulate(rng, n_train)
-    x_c, y_c = simulate(rng, n_cal)
-    x_a, y_a = simulate(rng, n_audit)
-    cqr = CQR.fit(x_t, y_t, x_c, y_c, miscoverage=0.1,
-                  random_state=int(model_seed.generate_state(1)[0] % 2**31))
+    cqr, x_a, y_a, boot_seed = conformal_trail(seed, n_train=n_train, n_cal=n_cal,
+                                               n_audit=n_audit)
     pred = cqr.predict(x_a)
     res = rkhs_tilt_bounds(x_a, y_a, pred, metric="coverage", bandwidth=SIGMA, target=0.0,
                            alternative="lower", alpha=ALPHA, n_resamples=B,

@@ -6,6 +6,7 @@ The command line and the report only talk to results through this protocol
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,7 +71,7 @@ def _plain(value):
     return value.item() if hasattr(value, "item") else value
 
 
-class GroupAuditResult:
+class GroupAuditResult(ABC):
     """Protocol shared by the results of the group audits.
 
     Every result of :mod:`skfair_audit.group` (bounds, certificates, flags, equalized odds)
@@ -123,7 +124,8 @@ class GroupAuditResult:
         rows = tuple((r[0], int(r[1]), float(r[2]), float(r[3]), *r[4:]) for r in rows)
         return ResultTable(tuple(c for c, _, _ in spec), tuple(lb for _, lb, _ in spec), rows)
 
-    def verdict(self, epsilon0=None) -> Verdict:  # pragma: no cover - per procedure
+    @abstractmethod
+    def verdict(self, epsilon0=None) -> Verdict:
         """The decision of the audit (see :class:`Verdict`).
 
         Parameters
@@ -135,16 +137,15 @@ class GroupAuditResult:
         -------
         Verdict
         """
-        raise NotImplementedError
 
-    def guarantee(self) -> str:  # pragma: no cover - per procedure
+    @abstractmethod
+    def guarantee(self) -> str:
         """The procedure's guarantee, in plain words.
 
         Returns
         -------
         str
         """
-        raise NotImplementedError
 
     def key_figures(self) -> dict:
         """The numbers that define the audit: metric, target, rows, groups and level.

@@ -18,6 +18,7 @@ import functools
 import inspect
 import math
 import numbers
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from ._seeds import RANDOM_STATE_TYPES, is_random_state
@@ -27,13 +28,14 @@ class InvalidParameterError(ValueError, TypeError):
     """A parameter has a value outside its declared constraints."""
 
 
-class Constraint:
+class Constraint(ABC):
     """A set of admissible values with a description in words."""
 
     description = "valid"
 
-    def is_satisfied_by(self, value) -> bool:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def is_satisfied_by(self, value) -> bool:
+        """Whether ``value`` is admissible."""
 
     def __str__(self):
         return self.description
