@@ -9,7 +9,12 @@ kinks of ε ↦ ψ, or with the paper's bootstraps (:func:`faith_audit`), and wr
 """
 
 from .._resampling import MemoryLimitError
-from ._audit import NonGaussianBootstrapWarning, SmallSampleWarning, faith_audit
+from ._audit import (
+    NonGaussianBootstrapWarning,
+    SaturatedBudgetWarning,
+    SmallSampleWarning,
+    faith_audit,
+)
 from ._auditor import FaithAuditor
 from ._diagnostics import (
     DegenerateMetricWarning,
@@ -58,6 +63,7 @@ __all__ = [
     "PrecomputedMetric",
     "ProtectedEuclideanMetric",
     "SVDSensitiveSubspaceMetric",
+    "SaturatedBudgetWarning",
     "SensitiveSubspaceMetric",
     "SmallSampleWarning",
     "TransportProblem",

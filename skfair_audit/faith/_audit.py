@@ -46,6 +46,44 @@ class SmallSampleWarning(UserWarning):
     """The audit sample is too small for the bootstrap to mean much."""
 
 
+class SaturatedBudgetWarning(UserWarning):
+    """The transport budget does not bind: ψ̂(ε) is within 1% of its unlimited-budget value."""
+
+
+#: ψ̂(ε) at or above this share of ψ̂(∞) means the budget does not bind.
+SATURATION_SHARE = 0.99
+
+
+def saturation_budgets(problem, frequencies, shares=(0.5, 0.95, SATURATION_SHARE)):
+    """The budgets ε at which ψ̂ first reaches the given shares of ψ̂(∞).
+
+    ε ↦ ψ̂(ε) is concave, non-decreasing and piecewise linear (:meth:`TransportProblem.curve`);
+    each budget is found on it by linear interpolation (0 where ψ̂(0) already reaches it).
+
+    Parameters
+    ----------
+    problem : TransportProblem
+    frequencies : ndarray of shape (K,)
+    shares : sequence of float in (0, 1]
+
+    Returns
+    -------
+    tuple of float
+    """
+    epsilons, values = problem.curve(frequencies)
+    out = []
+    for share in shares:
+        target = share * values[-1]
+        k = int(np.searchsorted(values, target - 1e-15 * max(values[-1], 1.0)))
+        if k == 0 or values[-1] <= 0:
+            out.append(0.0)
+            continue
+        k = min(k, values.size - 1)
+        slope = (values[k] - values[k - 1]) / (epsilons[k] - epsilons[k - 1])
+        out.append(float(epsilons[k - 1] + (target - values[k - 1]) / slope))
+    return tuple(out)
+
+
 class NonGaussianBootstrapWarning(UserWarning):
     """Efron's bootstrap distribution is clearly non-Gaussian: ψ may not be differentiable."""
 
@@ -137,6 +175,7 @@ def faith_audit(
     n_jobs=None,
     verbose=0,
     memory_limit=DEFAULT_MEMORY_LIMIT,
+    estimand=None,
 ):
     r"""FaiTH individual-fairness audit from cell counts, losses and transport costs.
 
@@ -396,6 +435,17 @@ def faith_audit(
             stacklevel=2,
         )
     source, target, mass = problem.plan_entries(frequencies, epsilon)
+    half, most, saturation = saturation_budgets(problem, frequencies)
+    saturated = bool(epsilon > 0 and saturation > 0 and epsilon >= saturation)
+    if saturated:
+        warnings.warn(
+            f"the budget ε = {epsilon:g} does not bind: ψ̂(ε) = {value:.4g} is within 1% of "
+            f"its value with an unlimited budget, {free_moves['max_statistic']:.4g} (reached "
+            f"half-way at ε = {half:.3g}, 95% at ε = {most:.3g}). The audit then measures how "
+            "often the model can be made to err at any cost; choose ε from "
+            "result.saturation_budgets (see the user guide, 'Choosing the budget').",
+            SaturatedBudgetWarning, stacklevel=2,
+        )
 
     return FaithResult(
         statistic=value,
@@ -431,4 +481,7 @@ def faith_audit(
         metric_diagnostics=metric_diagnostics,
         near_kink=pieces.near_kink,
         linear_pieces=pieces,
+        saturation_budgets=(half, most),
+        budget_saturated=saturated,
+        estimand=estimand,
     )

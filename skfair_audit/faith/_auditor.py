@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
@@ -11,8 +12,26 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory, parse_memory_limit
+from ..utils import (
+    ARRAY_LIKE,
+    BOOLEAN,
+    CALLABLE,
+    COLUMN_LIST,
+    N_JOBS,
+    POSITIVE_INT,
+    PROBABILITY,
+    RANDOM_STATE,
+    STRING,
+    VERBOSE,
+    Interval,
+    Options,
+    Predicate,
+    check_params,
+    import_optional,
+)
 from ._audit import faith_audit
 from ._diagnostics import metric_diagnostics
+from ._inference import BOOTSTRAP_METHODS
 from ._metric import (
     EuclideanMetric,
     PrecomputedMetric,
@@ -21,13 +40,32 @@ from ._metric import (
 )
 from ._metric_families import ProtectedEuclideanMetric
 from ._nearest import metric_points, prepare_metric_transport
-from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves, move_groups
-from ._solver import check_epsilon, dense_transport_bytes, prepare_transport
+from ._sample_space import (
+    EmpiricalSpace,
+    GridSpace,
+    forbidden_moves,
+    move_groups,
+    reference_moves,
+)
+from ._solver import combine_moves, dense_transport_bytes, prepare_transport
 
 __all__ = ["FaithAuditor"]
 
 LOSSES = ("zero_one", "log_loss")
-SPACES = ("grid", "empirical", "auto")
+SPACES = ("auto", "grid", "reference", "empirical")
+METRICS = ("sensitive_subspace", "protected_euclidean", "euclidean")
+
+#: The transport budget of the API and of the command line: only free moves (changes of the
+#: protected attributes, and of what the fair metric deems equivalent to them).
+DEFAULT_EPSILON = 0.0
+
+
+def _is_memory_limit(value):
+    try:
+        parse_memory_limit(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
@@ -207,17 +245,49 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints = {
+        "estimator": [Predicate(lambda e: hasattr(e, "fit"), "an estimator (with fit)")],
+        "features": [None, COLUMN_LIST],
+        "protected": [None, STRING, Interval("integral"),
+                      COLUMN_LIST],
+        "space": [Options(SPACES)],
+        "reference": [None, ARRAY_LIKE],
+        "metric": [Options(METRICS), Predicate(
+            lambda m: hasattr(m, "fit") and not isinstance(m, str), "a metric object")],
+        "exponent": [Interval("real", 0, None, closed="neither")],
+        "loss": [Options(LOSSES), CALLABLE],
+        "epsilon": [Interval("real", 0, None)],
+        "delta": [None, Interval("real")],
+        "method": [Options(("uniform", *BOOTSTRAP_METHODS))],
+        "m": [None, Interval("integral", 1, None), Interval("real", 0, 1, closed="neither"),
+              CALLABLE],
+        "numerical_step": [None, Interval("real", 0, None, closed="neither"), CALLABLE],
+        "n_resamples": [POSITIVE_INT],
+        "confidence_level": [PROBABILITY],
+        "allow_label_change": [BOOLEAN],
+        "frozen": [STRING, Interval("integral"), COLUMN_LIST,
+                   Predicate(lambda v: isinstance(v, tuple | list) and not v, "empty")],
+        "forbidden": [None, ARRAY_LIKE],
+        "max_cells": [None, POSITIVE_INT],
+        "memory_limit": [None, Predicate(_is_memory_limit, "a byte count such as '2GiB'")],
+        "batch_size": [None, POSITIVE_INT],
+        "random_state": [RANDOM_STATE],
+        "n_jobs": N_JOBS,
+        "verbose": VERBOSE,
+    }
+
     def __init__(
         self,
         estimator,
         *,
         features=None,
         protected=None,
-        space="grid",
+        space="auto",
+        reference=None,
         metric="sensitive_subspace",
         exponent=2,
         loss="zero_one",
-        epsilon=0.1,
+        epsilon=DEFAULT_EPSILON,
         delta=None,
         method="uniform",
         m=None,
@@ -238,6 +308,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         self.features = features
         self.protected = protected
         self.space = space
+        self.reference = reference
         self.metric = metric
         self.exponent = exponent
         self.loss = loss
@@ -262,14 +333,18 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         tags.classifier_tags = ClassifierTags(multi_class=False)
-        tags.input_tags.categorical = self.space != "empirical"
-        tags.input_tags.string = self.space != "empirical"
+        tags.input_tags.categorical = self.space not in ("empirical", "reference")
+        tags.input_tags.string = self.space not in ("empirical", "reference")
         tags.non_deterministic = self.random_state is None
         return tags
 
     # -- fitting ------------------------------------------------------------------------
     def fit(self, X, y, **fit_params):
         """Fit a clone of the estimator and learn the fair metric on the training data.
+
+        On numeric features (``space="reference"``) the audit's destinations are fixed here:
+        the reference rows (``reference``, by default these training rows), each with every
+        level of the protected attributes seen here.
 
         Parameters
         ----------
@@ -309,9 +384,32 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             positions = self._check_protected(self._features_seen())
             self.protected_levels_ = {
                 name: np.unique(numeric[:, j])
-                for name, j in zip(self.protected or [], positions, strict=True)
+                for name, j in zip(self._protected(), positions, strict=True)
             }
+            if self.space_kind_ == "reference":
+                self.reference_ = self._reference_rows(X)
         return self
+
+    def _protected(self):
+        """``protected`` as a list (a single name or position is one attribute)."""
+        if self.protected is None:
+            return []
+        if isinstance(self.protected, str | numbers.Integral):
+            return [self.protected]
+        return list(self.protected)
+
+    def _reference_rows(self, X):
+        """The distinct reference feature rows (the training rows unless ``reference``)."""
+        rows = X if self.reference is None else self.reference
+        if hasattr(X, "columns") and not hasattr(rows, "columns"):
+            raise ValueError("reference must be a DataFrame with the feature columns, like X.")
+        selected = _select(rows, self._features(X))
+        values = self._numeric(rows, what="reference")
+        if values.shape[0] == 0:
+            raise ValueError("reference has no rows.")
+        _, first = np.unique(values + 0.0, axis=0, return_index=True)
+        first = np.sort(first)
+        return selected.iloc[first] if hasattr(selected, "iloc") else selected[first]
 
     def _space_kind(self, X):
         """``space`` resolved: ``"auto"`` looks at the feature columns' types."""
@@ -327,29 +425,24 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         if numeric and categorical:
             raise ValueError(
                 f"space='auto' found categorical features {categorical} and numeric features "
-                f"{numeric}: encode the categorical ones as numbers (space='empirical') or bin "
+                f"{numeric}: encode the categorical ones as numbers (space='reference') or bin "
                 "the numeric ones into categories (space='grid')."
             )
-        return "grid" if categorical else "empirical"
+        return "grid" if categorical else "reference"
 
     def _check_params(self):
-        if self.space not in SPACES:
-            raise ValueError(f"space must be one of {SPACES}, got {self.space!r}.")
-        parse_memory_limit(self.memory_limit)
-        if self.max_cells is not None and (
-            not isinstance(self.max_cells, numbers.Integral) or self.max_cells < 1
-        ):
-            raise ValueError(f"max_cells must be a positive int or None, got {self.max_cells!r}.")
-        if not (callable(self.loss) or self.loss in LOSSES):
-            raise ValueError(f"loss must be one of {LOSSES} or a callable, got {self.loss!r}.")
+        check_params(self.get_params(deep=False), self._parameter_constraints,
+                     type(self).__name__)
         if self.loss == "log_loss" and not hasattr(self.estimator, "predict_proba"):
             raise ValueError(
                 "loss='log_loss' needs an estimator with predict_proba; "
                 f"{type(self.estimator).__name__} has none. Use loss='zero_one'."
             )
-        check_epsilon(self.epsilon)
-        if not isinstance(self.n_resamples, numbers.Integral) or self.n_resamples < 1:
-            raise ValueError(f"n_resamples must be a positive integer, got {self.n_resamples!r}.")
+        if self.reference is not None and self.space not in ("auto", "reference"):
+            raise ValueError(
+                f"reference is used by space='reference' (or 'auto' on numeric features), not "
+                f"by space={self.space!r}."
+            )
 
     def _check_binary(self, y):
         check_classification_targets(y)
@@ -379,28 +472,28 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             return list(X.columns)
         return list(range(np.shape(X)[1]))
 
-    def _numeric(self, X):
+    def _numeric(self, X, what="X"):
         try:
             return np.asarray(_select(X, self._features(X)), dtype=float)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, KeyError, IndexError) as exc:
             raise ValueError(
-                "space='empirical' needs numeric features; encode categorical columns first or "
-                f"use space='grid' ({exc})."
+                f"space={self.space_kind_!r} needs numeric features in {what}; encode "
+                f"categorical columns first or use space='grid' ({exc})."
             ) from exc
 
     def _check_protected(self, features):
         features = list(features)
-        missing = [p for p in (self.protected or []) if p not in features]
+        missing = [p for p in self._protected() if p not in features]
         if missing:
             raise ValueError(
                 f"protected attribute(s) {missing} are not among the features {features}."
             )
-        return [features.index(p) for p in (self.protected or [])]
+        return [features.index(p) for p in self._protected()]
 
     def _fit_metric(self, space, encoded_train):
         metric = self.metric
         if space is not None:
-            columns = space.encoded_columns(list(self.protected or []))
+            columns = space.encoded_columns(self._protected())
         else:
             columns = self._check_protected(self._features_seen())
         if isinstance(metric, str):
@@ -464,7 +557,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         return forbidden_moves(
             space,
             allow_label_change=self.allow_label_change,
-            frozen=tuple(self.frozen),
+            frozen=tuple(self._frozen()),
             forbidden=self.forbidden,
         )
 
@@ -483,7 +576,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
                     point_index=point_of_row[space.feature_cell_index],
                     groups=move_groups(
                         space, allow_label_change=self.allow_label_change,
-                        frozen=tuple(self.frozen),
+                        frozen=tuple(self._frozen()),
                     ),
                     rows=rows,
                     memory_limit=self.memory_limit,
@@ -564,17 +657,19 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
                     "rows; for categorical ones declare every level as a pandas category."
                 ) from None
             return space, counts, self.transport_problem_
+        if self.space_kind_ == "reference":
+            return self._reference_problem(X, y_checked)
         X_audit = _select(X, self._features(X))
         numeric = self._numeric(X)
         positions = self._check_protected(self._features_seen())
         levels = {
             name: np.union1d(self.protected_levels_[name], numeric[:, j])
-            for name, j in zip(self.protected or [], positions, strict=True)
+            for name, j in zip(self._protected(), positions, strict=True)
         }
         space = EmpiricalSpace.from_data(
             X_audit,
             y_checked,
-            protected=list(self.protected or []),
+            protected=self._protected(),
             protected_levels=levels,
             classes=self.classes_,
             max_cells=self.max_cells,
@@ -583,6 +678,79 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         counts = space.counts(X_audit, y_checked)
         loss = self._cell_loss(space)
         return space, counts, self._prepare(space, loss, rows=np.flatnonzero(counts))
+
+    def _reference_problem(self, X, y):
+        """Sample space, counts and transport problem of the audit on the reference set.
+
+        The cells are the reference rows and the audit rows, each with every protected level;
+        an audit cell may move to the reference cells at the levels seen in fit, to its own
+        twins at those levels, or stay (:func:`reference_moves`).
+        """
+        X_audit = _select(X, self._features(X))
+        numeric = self._numeric(X)
+        reference = self.reference_
+        positions = self._check_protected(self._features_seen())
+        levels = {
+            name: np.union1d(self.protected_levels_[name], numeric[:, j])
+            for name, j in zip(self._protected(), positions, strict=True)
+        }
+        new = {name: np.setdiff1d(levels[name], self.protected_levels_[name])
+               for name in levels}
+        new = {name: values for name, values in new.items() if values.size}
+        if new:
+            warnings.warn(
+                f"the audit data have protected levels not seen in fit ({_describe(new)}): "
+                "their rows are audited, but no one is moved to those levels (the reference "
+                "set was fixed at fit).", UserWarning, stacklevel=3,
+            )
+        if hasattr(X_audit, "iloc"):
+            pd = import_optional("pandas", "audit DataFrames")
+            both = pd.concat([reference, X_audit], ignore_index=True)
+        else:
+            both = np.concatenate([np.asarray(reference), np.asarray(X_audit)])
+        labels = np.concatenate([np.full(len(reference), y[0]), y])
+        space = EmpiricalSpace.from_data(
+            both,
+            labels,
+            protected=self._protected(),
+            protected_levels=levels,
+            classes=self.classes_,
+            max_cells=self.max_cells,
+            memory_limit=self.memory_limit,
+        )
+        counts = space.counts(X_audit, y)
+        loss = self._cell_loss(space)
+        to_reference, at_levels, twin = reference_moves(
+            space, space.encode(reference), self.protected_levels_
+        )
+        rows = np.flatnonzero(counts)
+        groups = move_groups(space, allow_label_change=self.allow_label_change,
+                             frozen=tuple(self._frozen()))
+        if self.forbidden is None:
+            points = metric_points(self.metric_, space.encode_feature_cells())
+            if points is not None:
+                coordinates, point_of_row, exponent = points
+                common = dict(
+                    exponent=exponent, point_index=point_of_row[space.feature_cell_index],
+                    rows=rows, memory_limit=self.memory_limit,
+                )
+                to_others = prepare_metric_transport(
+                    loss, coordinates, groups=groups, destinations=to_reference, **common
+                )
+                to_twins = prepare_metric_transport(
+                    loss, coordinates, groups=groups * (int(twin.max()) + 1) + twin,
+                    destinations=at_levels, **common,
+                )
+                return space, counts, combine_moves(to_others, to_twins)
+        self._check_dense(space.n_cells)
+        allowed = (groups[:, None] == groups[None, :]) & (
+            to_reference[None, :] | ((twin[:, None] == twin[None, :]) & at_levels[None, :])
+        )
+        forbidden = ~allowed | self._forbidden(space)
+        np.fill_diagonal(forbidden, False)
+        problem = prepare_transport(loss, self._cost(space), forbidden,
+                                    memory_limit=self.memory_limit)
+        return space, counts, problem.restrict(rows)
 
     def audit(self, X, y):
         """Audit the fitted model on held-out data.
@@ -651,7 +819,30 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             n_jobs=self.n_jobs,
             verbose=self.verbose,
             memory_limit=self.memory_limit,
+            estimand=self._estimand(space),
         )
+
+    def _estimand(self, space):
+        """Where the audit lets an individual move, in one sentence."""
+        protected = ", ".join(map(str, self._protected())) or "no protected attribute"
+        kept = "labels are kept" if not self.allow_label_change else "labels may change"
+        if self.frozen:
+            kept += f", and {', '.join(map(str, self._frozen()))} may not change"
+        if self.space_kind_ == "grid":
+            return (f"to any of the {space.n_cells:,} cells of the sample space fixed at fit; "
+                    f"{kept}.")
+        if self.space_kind_ == "reference":
+            return (f"to any of the {len(self.reference_):,} reference individuals fixed at "
+                    f"fit, each with every level of {protected} seen in fit, or to one's own "
+                    f"counterfactual twin (the same individual with other levels of "
+                    f"{protected}), or nowhere; {kept}.")
+        return ("to the audit rows themselves and their counterfactual copies: the "
+                "destinations depend on the audit sample, so the bounds are about the audit "
+                f"sample's own move set, not a population quantity; {kept}.")
+
+    def _frozen(self):
+        return [self.frozen] if isinstance(self.frozen, str | numbers.Integral) else list(
+            self.frozen)
 
     def audit_value(self, X, y):
         """The FaiTH statistic ψ(f_n) on ``(X, y)``, without the bootstrap."""
@@ -661,6 +852,11 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
     def score(self, X, y):
         """``-ψ(f_n)``: the negated FaiTH statistic (higher is fairer), for model selection."""
         return -self.audit_value(X, y)
+
+
+def _describe(levels):
+    return "; ".join(f"{name}: {', '.join(f'{v:g}' for v in values)}"
+                     for name, values in levels.items())
 
 
 def _select(X, features):

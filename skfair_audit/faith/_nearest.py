@@ -333,6 +333,7 @@ def prepare_metric_transport(
     point_index=None,
     groups=None,
     rows=None,
+    destinations=None,
     max_levels=32,
     leaf_size=256,
     atol=1e-12,
@@ -419,6 +420,10 @@ def prepare_metric_transport(
     point_index = _check_index(point_index, n_cells, points.shape[0])
     groups = _check_groups(groups, n_cells)
     rows = _check_rows(rows, n_cells)
+    is_destination = np.ones(n_cells, dtype=bool)
+    if destinations is not None:
+        is_destination[:] = False
+        is_destination[_check_rows(destinations, n_cells)] = True
     for name, value in (("max_levels", max_levels), ("leaf_size", leaf_size)):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}.")
@@ -441,9 +446,10 @@ def prepare_metric_transport(
     is_row[rows] = True
     for members in np.split(order, bounds):
         sources = members[is_row[members]]
-        if not sources.size or loss[members].max() <= loss[sources].min():
+        targets = members[is_destination[members]]
+        if not sources.size or not targets.size or loss[targets].max() <= loss[sources].min():
             continue
-        tree = _LevelTree(members, loss, point_index, points, sq_norm, max_levels, leaf_size)
+        tree = _LevelTree(targets, loss, point_index, points, sq_norm, max_levels, leaf_size)
         for start in range(0, sources.size, SOURCE_CHUNK):
             chunk = sources[start:start + SOURCE_CHUNK]
             gain, dest, part = _settle(

@@ -118,6 +118,16 @@ class FaithResult:
         sampling error. The pointwise bootstraps may not hold their level when it is True.
     linear_pieces : LinearPieces or None
         The linear pieces of ψ behind the uniform bounds and the kink diagnostic.
+    saturation_budgets : tuple of float or None
+        ``(ε½, ε₉₅)``: the budgets at which ψ̂ reaches half and 95% of ``max_statistic``
+        (0 when ψ̂ at ε = 0 already does). A budget far above ε₉₅ measures how often the
+        model can be made to err at any cost rather than at a small one.
+    budget_saturated : bool or None
+        Whether ε > 0 does not bind: ψ̂(ε) is within 1% of ``max_statistic`` (a
+        :class:`SaturatedBudgetWarning` was raised).
+    estimand : str or None
+        Where the audit lets an individual move, in one sentence (the population quantity
+        the bounds are about).
     """
 
     statistic: float
@@ -156,6 +166,9 @@ class FaithResult:
     metric_diagnostics: MetricDiagnostics | None = field(default=None, repr=False)
     near_kink: bool | None = None
     linear_pieces: LinearPieces | None = field(default=None, repr=False)
+    saturation_budgets: tuple | None = None
+    budget_saturated: bool | None = None
+    estimand: str | None = None
 
     def confidence_interval(self, confidence_level=None, alternative="two-sided"):
         """Confidence interval for ψ(f*) from the stored bootstrap distribution.
@@ -295,6 +308,11 @@ class FaithResult:
             **_metric_summary(self.metric_diagnostics),
             "degenerate_metric": self.degenerate_metric,
             "near_kink": self.near_kink,
+            "epsilon_half_saturation": (None if self.saturation_budgets is None
+                                        else self.saturation_budgets[0]),
+            "epsilon_95_saturation": (None if self.saturation_budgets is None
+                                      else self.saturation_budgets[1]),
+            "budget_saturated": self.budget_saturated,
         }
 
     def to_frame(self):
@@ -363,6 +381,7 @@ class FaithResult:
                f"The {self.method} bootstrap gives them as n grows at every fixed population "
                "(pointwise), but may miss its level near a kink of ε ↦ ψ; method='uniform' "
                "does not.")
+            + (f" The moves allowed: {self.estimand}" if self.estimand else "")
             + " The guarantee is about this one fitted model, the randomness being that of the "
             "audit sample (held out from its training): a model trained on other data has its "
             "own ψ."
@@ -463,6 +482,12 @@ class FaithResult:
             figures["ψ̂ at ε = 0 / with unlimited budget"] = (
                 f"{format_value(self.zero_cost_statistic)} / "
                 f"{format_value(self.max_statistic)}"
+            )
+        if self.saturation_budgets is not None:
+            half, most = self.saturation_budgets
+            figures["ε where ψ̂ reaches ½ / 95% of unlimited"] = (
+                f"{format_value(half)} / {format_value(most)}"
+                + (" (budget does not bind)" if self.budget_saturated else "")
             )
         diagnostics = self.metric_diagnostics
         if diagnostics is not None:

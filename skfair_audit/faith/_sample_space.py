@@ -30,7 +30,10 @@ import numpy as np
 from .._resampling import check_memory
 from ..utils import import_optional, level_codes, missing_mask
 
-__all__ = ["CellNames", "EmpiricalSpace", "GridSpace", "forbidden_moves", "move_groups"]
+__all__ = [
+    "CellNames", "EmpiricalSpace", "GridSpace", "forbidden_moves", "move_groups",
+    "reference_moves",
+]
 
 
 # --------------------------------------------------------------------------- input helpers
@@ -1050,6 +1053,46 @@ def move_groups(space, *, allow_label_change=False, frozen=()):
     if not columns:
         return np.zeros(space.n_cells, dtype=np.intp)
     return _row_codes(np.column_stack(columns).astype(np.float64))[0]
+
+
+def reference_moves(space, reference, levels):
+    """Where each cell of an empirical space may move in the FaiTH audit on a reference set.
+
+    The destinations of an audited individual ``z`` are fixed before the audit sample is seen:
+    the *reference* individuals ``D`` (feature rows chosen at fit, each with every combination
+    of the protected ``levels``), ``z``'s own counterfactual twins (``z`` with its protected
+    attributes set to other ``levels``) and ``z`` itself. So a cell may move to a cell of
+    ``D`` (``to_reference``) or to a cell of its own twin group (same non-protected features,
+    ``twin``) whose protected attributes take ``levels`` (``at_levels``); labels are handled
+    by :func:`move_groups`.
+
+    Parameters
+    ----------
+    space : EmpiricalSpace
+        Cells over the reference rows and the audit rows (and their counterfactual copies).
+    reference : ndarray of shape (n_reference, n_features)
+        The reference feature rows, numeric, in the space's column order.
+    levels : dict
+        ``{protected feature: levels}`` fixed at fit.
+
+    Returns
+    -------
+    to_reference, at_levels : ndarray of bool of shape (K,)
+    twin : ndarray of int of shape (K,)
+        Twin group of each cell: equal non-protected features.
+    """
+    names = list(space.feature_names)
+    positions = [names.index(p) for p in space.protected]
+    others = [j for j in range(len(names)) if j not in positions]
+    cells = space.encode_feature_cells()
+    at_levels = np.ones(cells.shape[0], dtype=bool)
+    for p, j in zip(space.protected, positions, strict=True):
+        at_levels &= np.isin(cells[:, j], np.asarray(levels[p], dtype=np.float64))
+    bases = _unique_rows(np.asarray(reference, dtype=np.float64)[:, others] + 0.0)[0]
+    in_reference = _match_rows(cells[:, others], bases) >= 0
+    twin = _row_codes(cells[:, others])[0]
+    index = space.feature_cell_index
+    return (in_reference & at_levels)[index], at_levels[index], twin[index]
 
 
 def forbidden_moves(space, *, allow_label_change=False, frozen=(), forbidden=None):

@@ -212,6 +212,80 @@ def assemble_problem(loss, base_gain, base_destination, parts, support=None):
     )
 
 
+def hull_vertices(problem):
+    """Every row's hull vertices after its base: ``(row, cost, gain, destination)`` arrays.
+
+    The segments of a row, taken in hull order, start at ``(0, base_gain)``; the vertices are
+    their cumulative ends.
+    """
+    order = np.lexsort((-problem.segment_slope, problem.segment_row))
+    row = problem.segment_row[order]
+    cost = problem.segment_cost[order]
+    gain = problem.segment_gain[order]
+    start = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1]))) if row.size else row
+    run = np.repeat(start, np.diff(np.append(start, row.size)))
+    cum_cost = np.cumsum(cost)
+    cum_gain = np.cumsum(gain)
+    before_cost = np.where(start > 0, cum_cost[start - 1], 0.0) if row.size else cum_cost
+    before_gain = np.where(start > 0, cum_gain[start - 1], 0.0) if row.size else cum_gain
+    first = np.searchsorted(start, run)
+    vertex_cost = cum_cost - before_cost[first]
+    vertex_gain = problem.base_gain[row] + cum_gain - before_gain[first]
+    return row, vertex_cost, vertex_gain, problem.segment_target[order]
+
+
+def combine_moves(first, second):
+    """The audit problem whose allowed moves are those of ``first`` or of ``second``.
+
+    Both problems must share their cells, losses and support. A source's best free move is
+    the better of the two bases, and its hull the upper concave hull of the two hulls'
+    vertices: the hull of a union of candidate moves is the hull of the union of the hulls.
+    The FaiTH audit on a reference set joins the moves to the reference individuals with
+    the moves to one's own counterfactual twins this way.
+
+    Parameters
+    ----------
+    first, second : TransportProblem
+
+    Returns
+    -------
+    TransportProblem
+    """
+    if (first.n_cells != second.n_cells or not np.array_equal(first.loss, second.loss)
+            or not np.array_equal(first.support, second.support)):
+        raise ValueError("combine_moves needs two problems on the same cells and support.")
+    support = first.support
+    take_second = second.base_gain > first.base_gain
+    base_gain = np.where(take_second, second.base_gain, first.base_gain)
+    base_destination = np.where(take_second, second.base_destination, first.base_destination)
+    parts = [hull_vertices(first), hull_vertices(second)]
+    row = np.concatenate([p[0] for p in parts])
+    cost = np.concatenate([p[1] for p in parts])
+    gain = np.concatenate([p[2] for p in parts]) - base_gain[row]
+    dest = np.concatenate([p[3] for p in parts])
+    keep = (cost > 0) & (gain > 0)
+    row, cost, gain, dest = row[keep], cost[keep], gain[keep], dest[keep]
+    if not row.size:
+        return assemble_problem(first.loss, base_gain, base_destination, [], support=support)
+    order = np.argsort(row, kind="stable")
+    row, cost, gain, dest = row[order], cost[order], gain[order], dest[order]
+    rows, start, width = np.unique(row, return_index=True, return_counts=True)
+    column = np.arange(row.size) - np.repeat(start, width)
+    position = np.repeat(np.arange(rows.size), width)
+    shape = (rows.size, int(width.max()))
+    cand_cost = np.full(shape, np.inf)
+    cand_gain = np.full(shape, -np.inf)
+    cand_dest = np.full(shape, first.n_cells, dtype=np.intp)
+    cand_cost[position, column] = cost
+    cand_gain[position, column] = gain + base_gain[row]
+    cand_dest[position, column] = dest
+    segments = hull_segments(
+        rows, *sort_candidates(cand_cost, cand_gain, cand_dest), base_gain[rows],
+        base_destination[rows],
+    )
+    return assemble_problem(first.loss, base_gain, base_destination, [segments], support=support)
+
+
 def prepare_transport(
     loss, cost, forbidden=None, *, atol=1e-12, memory_limit=DEFAULT_MEMORY_LIMIT
 ) -> TransportProblem:

@@ -60,6 +60,13 @@ __all__ = [
 #: coincide on the observed cells.
 _IDENTICAL_PIECES_RTOL = 1e-12
 
+#: Two pieces are distinct for the kink diagnostic only when the standard error of their
+#: difference is at least this share of the active piece's: the minimum of two Gaussians
+#: whose difference is smaller is within 0.2 standard errors of Gaussian. On continuous
+#: features neighbouring pieces differ by one audit row (mass 1/n) and must not count as a
+#: kink; at a kink of the population the difference stays of the order of the piece itself.
+KINK_RESOLUTION = 0.5
+
 #: |Φ⁻¹(level)| for every confidence level representable in floating point (Φ⁻¹(1e-308) ≈ −37.5).
 _Z_EXTREME = 40.0
 
@@ -304,8 +311,10 @@ class LinearPieces:
         most ``contact_threshold`` standard errors of the difference.
     plausibly_active : ndarray of bool, shape (m,)
         The pieces whose excess over the smallest estimate is at most ``z_{1−α/2}`` standard
-        errors of the difference (and that differ from it on the audit cells): a confidence
-        set for the active piece at the audit's level.
+        errors of the difference, and whose difference from it is material (its standard
+        error at least ``KINK_RESOLUTION = 0.5`` times the smallest piece's): a confidence
+        set for the active piece at the audit's level, up to pieces that differ by a
+        negligible share of the audit (on continuous features, one row).
     max_t : ndarray of shape (B,) or None
         Bootstrap replicates of ``max_{λ ∈ V̂} (ℓ_λ(f_n) − ℓ_λ(f*_n)) / se*_λ`` with
         ``f*_n ~ Mult(n, f_n)/n`` and ``se*_λ`` the standard error of the replicate (a
@@ -513,7 +522,8 @@ def uniform_inference(
     contact = excess <= kappa * diff_se
     contact[best] = True
     z_diag = float(stats.norm.ppf(0.5 + 0.5 * confidence_level))
-    plausible = (excess <= z_diag * diff_se) & (diff_se > 0)
+    plausible = (excess <= z_diag * diff_se) & (diff_se > 0) & (
+        diff_se >= KINK_RESOLUTION * se[best])
     plausible[best] = True
 
     # The lower bound at any level in (0, 1) is a minimum over the lower convex hull of the

@@ -15,6 +15,7 @@ from ..utils import (
     ARRAY_LIKE,
     BOOLEAN,
     CALLABLE,
+    COLUMN_LIST,
     N_JOBS,
     POSITIVE_INT,
     PROBABILITY,
@@ -39,12 +40,6 @@ PROCEDURES = ("bounds", "threshold", "flag", "equalized_odds")
 TILT_KINDS = ("monotone", "polynomial")
 GROUP_KINDS = ("intersections", "intervals", "boxes", *TILT_KINDS)
 RESPONSE_METHODS = ("predict", "predict_proba", "decision_function")
-
-
-def _is_column_list(value):
-    items = list(value)
-    return all(isinstance(v, (str, numbers.Integral)) and not isinstance(v, bool)
-               for v in items) and len(items) > 0
 
 
 class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
@@ -329,7 +324,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         "groups": [None, Options(GROUP_KINDS), InstanceOf((GroupCollection,),
                                                           "a GroupCollection")],
         "protected": [None, STRING, Interval("integral"),
-                      Predicate(_is_column_list, "a list of column names or positions")],
+                      COLUMN_LIST],
         "depth": [None, Interval("integral", 1, None)],
         "min_size": [Interval("integral", 0, None)],
         "bins": [Interval("integral", 1, None), ARRAY_LIKE],

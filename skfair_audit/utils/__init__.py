@@ -40,6 +40,7 @@ from ._validation import (
     ARRAY_LIKE,
     BOOLEAN,
     CALLABLE,
+    COLUMN_LIST,
     N_JOBS,
     POSITIVE_INT,
     PROBABILITY,

@@ -161,6 +161,19 @@ VERBOSE = [BOOLEAN, Interval("integral", 0, None)]
 PROBABILITY = Interval("real", 0, 1, closed="neither")
 
 
+def _is_column_list(value):
+    try:
+        items = list(value)
+    except TypeError:
+        return False
+    return all(isinstance(v, str | numbers.Integral) and not isinstance(v, bool)
+               for v in items) and len(items) > 0
+
+
+#: A non-empty list of column names or positions (e.g. ``protected=["race", "sex"]``).
+COLUMN_LIST = Predicate(_is_column_list, "a list of column names or positions")
+
+
 def _describe(constraints):
     words = ["None" if c is None else str(c) for c in constraints]
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]

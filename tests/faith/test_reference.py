@@ -1,0 +1,163 @@
+"""The FaiTH audit on a reference set fixed at fit (continuous features).
+
+The estimand: an audit row ``z`` may move to a reference row (any protected level seen in fit),
+to its own counterfactual twins, or stay; labels are kept. Tested against a generic LP solved
+by HiGHS over exactly those moves, built here from the definition.
+"""
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+
+from skfair_audit.faith import EuclideanMetric, FaithAuditor
+
+LEVELS = (0.0, 1.0)
+
+
+def _draw(rng, n):
+    group = rng.integers(0, 2, n).astype(float)
+    X = np.column_stack([group, rng.normal(size=(n, 2)).round(1)])
+    logit = X[:, 1] + 0.5 * X[:, 2] + 1.5 * group - 0.3
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    return X, y
+
+
+def _model(rng):
+    X, y = _draw(rng, 400)
+    return FrozenEstimator(LogisticRegression().fit(X, y))
+
+
+def _loss(model, X, y, kind):
+    if kind == "zero_one":
+        return (model.predict(X) != y).astype(float)
+    proba = model.predict_proba(X)
+    return -np.log(np.clip(proba[np.arange(len(y)), y], 1e-15, 1.0))
+
+
+def _reference_lp(model, reference, X, y, epsilon, kind):
+    """The audit LP over the moves of the definition, solved by HiGHS."""
+    rows, counts = np.unique(np.column_stack([X, y]), axis=0, return_counts=True)
+    f = counts / counts.sum()
+    c_obj, a_eq_rows, cost_row = [], [], []
+    for i, row in enumerate(rows):
+        x, label = row[:-1], int(row[-1])
+        moves = [x]
+        for level in LEVELS:
+            twin = x.copy()
+            twin[0] = level
+            moves.append(twin)
+            for r in reference:
+                dest = r.copy()
+                dest[0] = level
+                moves.append(dest)
+        moves = np.array(moves)
+        labels = np.full(len(moves), label)
+        gain = _loss(model, moves, labels, kind) - _loss(model, x[None], labels[:1], kind)[0]
+        cost = ((moves[:, 1:] - x[1:]) ** 2).sum(axis=1)
+        c_obj.extend(-gain)
+        a_eq_rows.append((i, len(moves)))
+        cost_row.extend(cost)
+    n_var = len(c_obj)
+    A_eq = np.zeros((len(rows), n_var))
+    start = 0
+    for i, width in a_eq_rows:
+        A_eq[i, start:start + width] = 1.0
+        start += width
+    res = linprog(c_obj, A_ub=np.array(cost_row)[None], b_ub=[epsilon], A_eq=A_eq, b_eq=f,
+                  bounds=(0, None), method="highs")
+    assert res.status == 0
+    return -res.fun
+
+
+@pytest.mark.parametrize("kind", ["zero_one", "log_loss"])
+@pytest.mark.parametrize("epsilon", [0.0, 0.02, 0.3, 5.0])
+def test_reference_audit_equals_the_lp_of_its_definition(kind, epsilon):
+    rng = np.random.default_rng(3)
+    model = _model(rng)
+    reference, _ = _draw(rng, 15)
+    X, y = _draw(rng, 25)
+    auditor = FaithAuditor(
+        model, protected=[0], metric=EuclideanMetric(columns=[1, 2]), loss=kind,
+        epsilon=epsilon, reference=reference,
+    ).fit(*_draw(rng, 50))
+    assert auditor.space_kind_ == "reference"
+    expected = _reference_lp(model, np.unique(reference, axis=0), X, y, epsilon, kind)
+    assert auditor.audit_value(X, y) == pytest.approx(expected, abs=1e-9)
+
+
+def test_dense_path_equals_the_nearest_neighbour_path():
+    """A callable metric takes the dense K x K construction: same moves, same value."""
+    from skfair_audit.faith import CallableMetric
+
+    rng = np.random.default_rng(4)
+    model = _model(rng)
+    reference, _ = _draw(rng, 20)
+    X, y = _draw(rng, 30)
+    kwargs = dict(protected=[0], epsilon=0.1, reference=reference)
+    sparse = FaithAuditor(model, metric=EuclideanMetric(columns=[1, 2]), **kwargs)
+    dense = FaithAuditor(
+        model, metric=CallableMetric(lambda a, b: np.sqrt(((a[1:] - b[1:]) ** 2).sum()),
+                                     exponent=2),
+        **kwargs,
+    )
+    train = _draw(rng, 50)
+    assert sparse.fit(*train).audit_value(X, y) == pytest.approx(
+        dense.fit(*train).audit_value(X, y), abs=1e-12)
+
+
+def test_estimand_does_not_depend_on_the_other_audit_rows():
+    """At ε = 0 the value is a mean of per-row terms: auditing two samples together gives the
+    weighted mean of auditing them apart (the old empirical space let the rows of one sample
+    be destinations of the other's)."""
+    rng = np.random.default_rng(5)
+    model = _model(rng)
+    auditor = FaithAuditor(model, protected=[0], metric="protected_euclidean", epsilon=0.0)
+    auditor.fit(*_draw(rng, 300))
+    (Xa, ya), (Xb, yb) = _draw(rng, 200), _draw(rng, 600)
+    joint = auditor.audit_value(np.vstack([Xa, Xb]), np.concatenate([ya, yb]))
+    apart = (200 * auditor.audit_value(Xa, ya) + 600 * auditor.audit_value(Xb, yb)) / 800
+    assert joint == pytest.approx(apart, abs=1e-12)
+    # At ε > 0 the per-row hulls are fixed too: the curve of the joint sample lies between.
+    auditor.set_params(epsilon=0.05)
+    values = [auditor.audit_value(X, y) for X, y in ((Xa, ya), (Xb, yb))]
+    joint = auditor.audit_value(np.vstack([Xa, Xb]), np.concatenate([ya, yb]))
+    assert min(values) - 1e-12 <= joint
+
+
+def test_auto_space_picks_the_reference_set_on_numeric_features():
+    rng = np.random.default_rng(6)
+    X, y = _draw(rng, 300)
+    auditor = FaithAuditor(LogisticRegression(), protected=[0]).fit(X, y)
+    assert auditor.space_kind_ == "reference"
+    assert len(auditor.reference_) == np.unique(X, axis=0).shape[0]
+    result = auditor.audit(*_draw(rng, 300))
+    assert "reference" in result.guarantee()
+
+
+def test_unseen_protected_level_warns_and_moves_no_one_there():
+    rng = np.random.default_rng(7)
+    model = _model(rng)
+    auditor = FaithAuditor(model, protected=[0], epsilon=0.1, metric="protected_euclidean")
+    auditor.fit(*_draw(rng, 200))
+    X, y = _draw(rng, 100)
+    X[:5, 0] = 2.0
+    with pytest.warns(UserWarning, match="not seen in fit"):
+        value = auditor.audit_value(X, y)
+    assert 0.0 <= value <= 1.0
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(method="bogus"), "method"),
+    (dict(confidence_level=1.5), "confidence_level"),
+    (dict(random_state="x"), "random_state"),
+    (dict(n_jobs="x"), "n_jobs"),
+    (dict(space="reference", metric="euclidean", reference=np.zeros((2, 2)), protected="g",
+          features=None, epsilon=-1), "epsilon"),
+    (dict(space="grid", reference=np.zeros((3, 3))), "reference"),
+])
+def test_bad_parameters_fail_in_fit(bad, match):
+    rng = np.random.default_rng(8)
+    with pytest.raises(ValueError, match=match):
+        FaithAuditor(LogisticRegression(), **{"protected": [0], **bad}).fit(*_draw(rng, 50))
