@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 
+import numpy as np
+
 from ._console import (
     EXIT_PASS,
     EXIT_UNFAIR,
@@ -28,6 +30,7 @@ from ._io import (
     read_table,
     require_columns,
 )
+from .faith import DEFAULT_EPSILON
 
 
 def add_parser(sub):
@@ -60,9 +63,11 @@ def add_parser(sub):
                        help="features the model is queried on, as it was trained on them")
     faith.add_argument("--protected", nargs="+", required=True, metavar="COL",
                        help="protected attributes among --features")
-    faith.add_argument("--epsilon", type=non_negative, default=0.0,
-                       help="transport budget (default 0: only changes of the protected "
-                            "attributes and their proxies are free)")
+    faith.add_argument("--epsilon", type=non_negative, default=DEFAULT_EPSILON,
+                       help=f"transport budget (default {DEFAULT_EPSILON:g}, as in the Python "
+                            "API: only changes of the protected attributes and their proxies "
+                            "are free; the result gives the budgets at which the statistic "
+                            "reaches half and 95%% of its unlimited-budget value)")
     faith.add_argument("--delta", type=non_negative, required=True,
                        help="tolerated increase of the error rate (H0: statistic <= delta)")
     faith.add_argument("--method", choices=("uniform", "m-out-of-n", "numerical",
@@ -74,11 +79,21 @@ def add_parser(sub):
                        metavar="LEVEL", help="confidence level (default 0.95: a 5%% test)")
     faith.add_argument("--confidence", type=probability, dest="confidence_level",
                        help=argparse.SUPPRESS)
-    faith.add_argument("--space", choices=("grid", "empirical", "auto"), default="grid",
-                       help="sample space: grid (every combination of the levels of discrete "
-                            "features; default), empirical (the audit rows and their copies "
-                            "with other protected levels: continuous features), auto (grid on "
-                            "categorical columns, empirical on numeric ones)")
+    faith.add_argument("--space", choices=("auto", "grid", "reference", "empirical"),
+                       default="auto",
+                       help="sample space: auto (default: grid on categorical columns, "
+                            "reference on numeric ones), grid (every combination of the levels "
+                            "of discrete features), reference (continuous features: an audit "
+                            "row may move to the rows of --reference, each with every "
+                            "protected level, or to its own copies with other protected "
+                            "levels), empirical (the audit rows themselves are the "
+                            "destinations: conditional on the audit sample, not a population "
+                            "quantity)")
+    faith.add_argument("--reference", metavar="PATH", default=None,
+                       help="reference rows of the reference space (.csv or .parquet with the "
+                            "--features columns); default the --metric-data rows, or, "
+                            "without --metric-data, a seeded half of the audit file (the "
+                            "other half is audited)")
     faith.add_argument("--memory-limit", default="2GiB", metavar="SIZE",
                        help="memory budget of each step of the audit, e.g. 500MB or 4GiB "
                             "(default 2GiB): a step that needs more stops with an error "
@@ -117,7 +132,21 @@ def run_faith(args, argv=()) -> int:
             f"({', '.join(args.features)})."
         )
     check_no_missing_values(frame, [args.label, *args.features], "input")
+    single = {p: frame[p].iloc[0] for p in args.protected if frame[p].nunique() < 2}
+    if len(single) == len(args.protected):
+        raise UserError(
+            "every protected attribute has a single level in the audit data ("
+            + ", ".join(f"{p} = {v!r}" for p, v in single.items())
+            + "): no one can be compared with someone of another group, so the audit would "
+            "say nothing."
+        )
     X, y = frame[list(args.features)], frame[args.label]
+    reference = None
+    if args.reference:
+        ref_frame = read_table(args.reference)
+        require_columns(ref_frame, args.features, "--reference")
+        check_no_missing_values(ref_frame, args.features, "--reference")
+        reference = ref_frame[list(args.features)]
     if args.metric_data:
         metric_frame = read_table(args.metric_data)
         require_columns(metric_frame, [args.label, *args.features], "--metric-data")
@@ -125,11 +154,24 @@ def run_faith(args, argv=()) -> int:
         X_fit, y_fit = metric_frame[list(args.features)], metric_frame[args.label]
     else:
         X_fit, y_fit = X, y
+    split = None
+    if reference is None and not args.metric_data and args.space in ("auto", "reference"):
+        kind = FaithAuditor(FrozenEstimator(model), features=list(args.features),
+                            space=args.space)._space_kind(X)
+        if kind == "reference":
+            # The reference rows must not be the audited rows: split the file, seeded.
+            split = np.random.default_rng(args.random_state).permutation(len(y)) % 2 == 0
+            X_fit, y_fit = X[split], y[split]
+            X, y = X[~split], y[~split]
+            progress(f"no --reference or --metric-data: {int(split.sum()):,} rows of "
+                     f"{args.data} (a seeded half) are the reference set and fit the metric; "
+                     f"the other {len(y):,} are audited")
     auditor = FaithAuditor(
         FrozenEstimator(model), features=list(args.features), protected=list(args.protected),
         epsilon=args.epsilon, delta=args.delta, method=args.method,
         n_resamples=args.n_resamples, confidence_level=args.confidence_level,
         random_state=args.random_state, space=args.space, memory_limit=args.memory_limit,
+        reference=reference,
         verbose=not args.quiet,  # a progress bar on stderr
     )
     progress("learning the fair metric" + (" and querying the model on the grid"
@@ -141,7 +183,7 @@ def run_faith(args, argv=()) -> int:
             f"cannot audit the model on the sample space of --features: {first_line(exc)}"
         ) from None
     cells = (f"{auditor.space_.n_cells} cells" if auditor.space_kind_ == "grid"
-             else "empirical sample space")
+             else f"{auditor.space_kind_} sample space")
     progress(f"FaiTH audit: {cells}, {len(y):,} audit rows, "
              f"{args.n_resamples} {args.method} resamples")
     try:
@@ -163,7 +205,9 @@ def run_faith(args, argv=()) -> int:
                    else "delta-fairness is not rejected")
         print(f"Result: {verdict} -> exit code {code}")
     if args.report:
-        metric_source = args.metric_data or "the audit data"
+        metric_source = args.metric_data or (
+            "a seeded half of the audit file (the reference set; the other half audited)"
+            if split is not None else "the audit data")
         report = AuditReport(
             title="Individual-fairness (FaiTH) audit",
             audited=(f"The model {args.model} ({type(model).__name__}) on {args.data} "

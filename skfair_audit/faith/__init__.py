@@ -15,7 +15,7 @@ from ._audit import (
     SmallSampleWarning,
     faith_audit,
 )
-from ._auditor import FaithAuditor
+from ._auditor import DEFAULT_EPSILON, FaithAuditor
 from ._diagnostics import (
     DegenerateMetricWarning,
     MetricDiagnostics,

@@ -431,6 +431,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         return "grid" if categorical else "reference"
 
     def _check_params(self):
+        parse_memory_limit(self.memory_limit)  # its own message names the accepted units
         check_params(self.get_params(deep=False), self._parameter_constraints,
                      type(self).__name__)
         if self.loss == "log_loss" and not hasattr(self.estimator, "predict_proba"):
@@ -653,8 +654,9 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
                 raise ValueError(
                     f"{exc} The grid sample space was fixed in fit from the training data's "
                     "levels, and audit rows must take those levels. For continuous features "
-                    "use space='empirical' (or 'auto'), which builds the cells from the audit "
-                    "rows; for categorical ones declare every level as a pandas category."
+                    "use space='reference' (or 'auto'), whose destinations are reference rows "
+                    "fixed in fit; for categorical ones declare every level as a pandas "
+                    "category."
                 ) from None
             return space, counts, self.transport_problem_
         if self.space_kind_ == "reference":

@@ -225,7 +225,7 @@ def test_nonparametric_warns_at_a_kink(seed):
 def test_no_gaussianity_warning_away_from_kinks_or_for_consistent_schemes():
     counts, loss, cost, eps = kink_pair()
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", NonGaussianBootstrapWarning)
         # The diagnostic is only attached to Efron's bootstrap...
         faith_audit(counts, loss, cost, epsilon=eps, method="m-out-of-n", n_resamples=1000,
                     random_state=0)

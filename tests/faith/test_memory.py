@@ -136,6 +136,7 @@ def test_dense_plan_and_matrices_are_guarded():
     grid_X = np.column_stack([rng.integers(0, 30, 2000), rng.integers(0, 40, 2000)])
     grid_y = (grid_X[:, 0] > 15).astype(int)
     auditor = FaithAuditor(LogisticRegression(), metric="euclidean", memory_limit="20MB",
+                           space="grid",
                            n_resamples=10).fit(grid_X, grid_y)
     assert auditor.transport_problem_.n_cells == 2400
     with pytest.raises(MemoryLimitError, match="cost_"):

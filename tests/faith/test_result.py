@@ -114,6 +114,8 @@ def test_to_frame(result):
         # what free moves alone do, and the metric's free subspace (None: metric unknown)
         "zero_cost_statistic", "max_statistic", "zero_cost_share", "reachable_share",
         "non_protected_directions", "free_directions", "free_sources", "degenerate_metric",
+        # how far the budget is from saturating
+        "epsilon_half_saturation", "epsilon_95_saturation", "budget_saturated",
     }
     assert set(frame.columns) == expected
     assert frame.loc[0, "statistic"] == result.statistic
