@@ -216,10 +216,16 @@ class RowCategories:
     ``O(K)``, the cheaper form when ``n_draws`` is much smaller than the number of categories
     (the m-out-of-n bootstrap of a large audit). Drawing uniform row numbers in ``[0, n)`` and
     mapping them through the cumulative counts is exact: a category without rows is never drawn.
+
+    With ``tally=True`` it returns the ``(size, K)`` counts of the drawn categories: the law
+    of :class:`MultinomialCounts`, in ``O(n_draws + K)`` per replicate instead of numpy's
+    chain of ``K`` binomials, which is the cheaper way when most categories hold one or a few
+    rows (the distinct rows of continuous data).
     """
 
     counts: np.ndarray
     n_draws: int
+    tally: bool = False
 
     def __post_init__(self):
         c = np.asarray(self.counts)
@@ -233,12 +239,17 @@ class RowCategories:
 
     @property
     def width(self) -> int:
-        return self.n_draws
+        return self.counts.size if self.tally else self.n_draws
 
     def __call__(self, rng: np.random.Generator, size: int) -> np.ndarray:
         cumulative = np.cumsum(self.counts)
         rows = rng.integers(0, cumulative[-1], size=(size, self.n_draws))
-        return np.searchsorted(cumulative, rows, side="right")
+        if not self.tally:
+            return np.searchsorted(cumulative, rows, side="right")
+        category = np.repeat(np.arange(self.counts.size), self.counts)[rows]
+        category += (np.arange(size) * self.counts.size)[:, None]
+        return np.bincount(category.ravel(), minlength=size * self.counts.size).reshape(
+            size, self.counts.size)
 
 
 @dataclass(frozen=True)

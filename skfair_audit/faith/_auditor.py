@@ -39,7 +39,7 @@ from ._metric import (
     check_cost_matrix,
 )
 from ._metric_families import ProtectedEuclideanMetric
-from ._nearest import metric_points, prepare_metric_transport
+from ._nearest import metric_points, prepare_metric_transport, prepare_small_group_transport
 from ._sample_space import (
     EmpiricalSpace,
     GridSpace,
@@ -739,8 +739,8 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
                 to_others = prepare_metric_transport(
                     loss, coordinates, groups=groups, destinations=to_reference, **common
                 )
-                to_twins = prepare_metric_transport(
-                    loss, coordinates, groups=groups * (int(twin.max()) + 1) + twin,
+                to_twins = prepare_small_group_transport(
+                    loss, coordinates, groups * (int(twin.max()) + 1) + twin,
                     destinations=at_levels, **common,
                 )
                 return space, counts, combine_moves(to_others, to_twins)

@@ -38,7 +38,10 @@ from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory
 from ._metric import _ROUNDING_FACTOR, _check_exponent, _power_of_distance, _rounding_zeros
 from ._solver import _check_tolerance, assemble_problem, hull_segments, sort_candidates
 
-__all__ = ["dense_metric_costs", "metric_points", "prepare_metric_transport"]
+__all__ = [
+    "dense_metric_costs", "metric_points", "prepare_metric_transport",
+    "prepare_small_group_transport",
+]
 
 _EPS = np.finfo(np.float64).eps
 
@@ -463,6 +466,82 @@ def prepare_metric_transport(
         row = np.concatenate([p["row"] for p in parts])
         by_row = np.argsort(row, kind="stable")
         parts = [{key: np.concatenate([p[key] for p in parts])[by_row] for key in parts[0]}]
+    return assemble_problem(loss, base_gain, base_destination, parts, support=rows)
+
+
+def prepare_small_group_transport(
+    loss,
+    points,
+    groups,
+    *,
+    exponent=2,
+    point_index=None,
+    rows=None,
+    destinations=None,
+    atol=1e-12,
+    memory_limit=DEFAULT_MEMORY_LIMIT,
+):
+    """The FaiTH audit LP when every group of allowed moves is small: all pairs, no search.
+
+    The same problem as :func:`prepare_metric_transport` with the same arguments, built by
+    pairing each source with every destination of its group, which is faster when groups
+    hold a handful of cells each (the counterfactual twins of an audit row: one cell per
+    combination of protected levels). Costs are those of the dense construction
+    (:func:`pair_costs`), so ties and free moves are decided identically.
+
+    Parameters
+    ----------
+    loss : array-like of shape (K,)
+    points : array-like of shape (P, r)
+    groups : array-like of shape (K,)
+        Moves are allowed only within a group.
+    exponent, point_index, rows, destinations, atol, memory_limit
+        As in :func:`prepare_metric_transport`.
+
+    Returns
+    -------
+    TransportProblem
+    """
+    loss = np.asarray(loss, dtype=np.float64)
+    n_cells = loss.size
+    points = np.asarray(points, dtype=np.float64)
+    exponent = _check_exponent(exponent)
+    atol = _check_tolerance(atol, "atol")
+    point_index = _check_index(point_index, n_cells, points.shape[0])
+    groups = _check_groups(groups, n_cells)
+    rows = _check_rows(rows, n_cells)
+    is_destination = np.ones(n_cells, dtype=bool)
+    if destinations is not None:
+        is_destination[:] = False
+        is_destination[_check_rows(destinations, n_cells)] = True
+    targets = np.flatnonzero(is_destination)
+    targets = targets[np.argsort(groups[targets], kind="stable")]
+    start = np.searchsorted(groups[targets], np.arange(groups.max() + 2 if n_cells else 1))
+    width = np.diff(start)[groups[rows]]
+    check_memory(
+        int(width.sum()) * 64 + n_cells * BYTES_PER_CELL, memory_limit,
+        f"The transport problem of {rows.size:,} sources within their groups",
+        "Audit fewer cells",
+    )
+    sq_norm = squared_norms(points)
+    base_gain = np.zeros(n_cells)
+    base_destination = np.arange(n_cells, dtype=np.intp)
+    parts = []
+    for chunk in _row_chunks(width):
+        sources = rows[chunk]
+        owner = np.repeat(np.arange(sources.size), width[chunk])
+        offset = np.arange(owner.size) - np.repeat(np.cumsum(width[chunk]) - width[chunk],
+                                                   width[chunk])
+        cells = targets[start[groups[sources]][owner] + offset]
+        cost = pair_costs(points, sq_norm, point_index[sources][owner], point_index[cells],
+                          exponent)
+        cost[cost <= atol] = 0.0
+        hull = _hulls(np.arange(sources.size), owner, cells, cost, loss, sources,
+                      loss[sources])
+        base_gain[sources] = hull["base_gain"]
+        base_destination[sources] = hull["base_dest"]
+        segments = hull["segments"]
+        parts.append({key: segments[key] for key in ("row", "source", "target", "cost", "gain")})
     return assemble_problem(loss, base_gain, base_destination, parts, support=rows)
 
 

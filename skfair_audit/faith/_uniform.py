@@ -42,6 +42,7 @@ from .._resampling import (
     DEFAULT_MEMORY_LIMIT,
     MAX_BATCH_ELEMENTS,
     MultinomialCounts,
+    RowCategories,
     check_memory,
     parse_memory_limit,
     resample,
@@ -59,6 +60,10 @@ __all__ = [
 #: Variances of piece differences below this share of ρ² are rounding noise: the two pieces
 #: coincide on the observed cells.
 _IDENTICAL_PIECES_RTOL = 1e-12
+
+#: The max-t bootstrap draws the audit rows themselves (instead of a multinomial over the
+#: cells) when the cells with audit rows number more than n / ROW_DRAWS_BELOW.
+ROW_DRAWS_BELOW = 4
 
 #: Two pieces are distinct for the kink diagnostic only when the standard error of their
 #: difference is at least this share of the active piece's: the minimum of two Gaussians
@@ -193,17 +198,22 @@ def piece_moments(problem, pieces: _Pieces, f, subset=None, squares=None, on_sup
     -------
     m1, m2 : ndarray of shape (B, T')
         ``Σ_i f_i a_i(λ_t)`` and ``Σ_i f_i a_i(λ_t)²`` (``m2`` is None without ``squares``).
-        ``O(B S)`` time and memory: only the segments up to the largest prefix are summed.
+        ``O(S + B (K + W))`` time, ``W`` the segments between the smallest and the largest
+        prefix of the wanted pieces: the segments every wanted piece takes are summed per
+        row once, then dotted with each ``f``; only the ``W`` in between are prefix-summed.
     """
     f = np.atleast_2d(np.asarray(f, dtype=float))
     index = np.arange(pieces.multiplier.size) if subset is None else np.asarray(subset)
     lam, prefix = pieces.multiplier[index], pieces.prefix[index]
     end = int(prefix.max()) if prefix.size else 0
+    start = int(prefix.min()) if prefix.size else 0
     rows = problem.segment_position if on_support else problem.segment_row
-    mass = f[:, rows[:end]]
+    mass = f[:, rows[start:end]]
 
     def summed(increments):
-        return _prefix_sums(mass, increments[:end])[:, prefix]
+        common = np.bincount(rows[:start], weights=increments[:start], minlength=f.shape[1])
+        return (row_dot(f, common)[:, None]
+                + _prefix_sums(mass, increments[start:end])[:, prefix - start])
 
     b = np.asarray(problem.base_gain, dtype=float)
     if on_support:
@@ -541,6 +551,10 @@ def uniform_inference(
         statistic = _MaxT(problem, pieces, subset, m1[subset], squares, spread, n)
         # Resamples live on the cells with audit rows: draw and evaluate on the support.
         f_support = f[problem.support]
+        # Many distinct rows with few audit rows each (continuous features): drawing the n
+        # rows and counting them beats numpy's chain of one binomial per cell. Same law.
+        draw = (RowCategories(counts[problem.support].astype(np.int64), n, tally=True)
+                if f_support.size * ROW_DRAWS_BELOW > n else MultinomialCounts(f_support, n))
         segments = int(pieces.prefix[subset].max()) + 1
 
         def batch_bytes(size):
@@ -563,7 +577,7 @@ def uniform_inference(
         max_t = np.asarray(
             resample(
                 statistic,
-                MultinomialCounts(f_support, n),
+                draw,
                 n_resamples,
                 batch_size=batch_size,
                 random_state=random_state,
