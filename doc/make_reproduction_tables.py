@@ -1240,6 +1240,27 @@ def faith_scale_guide(results=None):
 
 
 
+def faith_budget_guide():
+    """The user guide's "choosing the budget" figures (``faith_budget.json``)."""
+    results = load("faith_budget.json")
+    old = results["settings"]["old_default"]
+    lines = []
+    for row in results["data"]:
+        at_old, at_half = row["old_default"], row["at_half"]
+        warned = ("raises the saturation warning" if at_old["warned"]
+                  else "raises no saturation warning")
+        lines += [
+            f"- **{row['name']}** ({row['space']} sample space, {row['n_audit']:,} audited "
+            f"rows, {row['metric']}): ψ̂(0) = {num(row['psi_zero'], 4)}, ψ̂(∞) = "
+            f"{num(row['psi_unlimited'], 4)}; ε½ = {row['epsilon_half']:.3g} and ε₉₅ = "
+            f"{row['epsilon_95']:.3g}. At ε = {old:g} (the former default of the API), ψ̂ = "
+            f"{num(at_old['statistic'], 4)}, {pct(at_old['share_of_unlimited'])} of ψ̂(∞): "
+            f"the audit {warned}; at ε½ it "
+            + ("raises none." if not at_half["warned"] else "raises it too.")
+        ]
+    return "\n".join(lines) + "\n"
+
+
 def render_all():
     """Every page and fragment this script writes, by path: the test suite checks each."""
     return {
@@ -1249,6 +1270,7 @@ def render_all():
         GUIDE / "group_compas_results.inc": GENERATED + "\n" + group_compas_guide(),
         GUIDE / "faith_solver_results.inc": GENERATED + "\n" + faith_solver_guide(),
         GUIDE / "faith_scale_figures.inc": GENERATED + "\n" + faith_scale_guide(),
+        GUIDE / "faith_budget_results.inc": GENERATED + "\n" + faith_budget_guide(),
         GUIDE / "tilt_results.inc": tilt_results(),
     }
 

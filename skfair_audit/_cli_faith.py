@@ -136,7 +136,8 @@ def run_faith(args, argv=()) -> int:
     if len(single) == len(args.protected):
         raise UserError(
             "every protected attribute has a single level in the audit data ("
-            + ", ".join(f"{p} = {v!r}" for p, v in single.items())
+            + ", ".join(f"{p} = {getattr(v, 'item', lambda v=v: v)()!r}"
+                        for p, v in single.items())
             + "): no one can be compared with someone of another group, so the audit would "
             "say nothing."
         )

@@ -1,4 +1,5 @@
-"""``skfair-audit faith`` on continuous columns: the empirical sample space and --memory-limit."""
+"""``skfair-audit faith`` on continuous columns: the reference and empirical sample spaces,
+--memory-limit and the gate of a vacuous audit."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def test_faith_command_on_continuous_columns(capsys, continuous_files):
     # Every distinct row of the other features in both groups, times the two labels.
     assert payload["n_cells"] == 2 * 2 * len(distinct)
     assert payload["n"] == len(audit)
-    # auto picks the same empirical space on these numeric columns.
+    # auto picks the reference space on these numeric columns (the --metric-data rows); at
+    # the default ε = 0 only the free moves to one's own twin count, so the value is the same.
     code_auto, out_auto, _ = _run(capsys, continuous_files, "--space", "auto", "--json")
     assert code_auto == code
     assert json.loads(out_auto)["statistic"] == payload["statistic"]
@@ -71,6 +73,38 @@ def test_faith_command_memory_limit_and_grid_errors(capsys, continuous_files):
     assert "Traceback" not in err
     code, _, err = _run(capsys, continuous_files, "--memory-limit", "lots")
     assert code == EXIT_ERROR and "not a byte count" in err
-    # A grid of continuous columns: the message points to the empirical space.
+    # A grid of continuous columns: the message points to the reference space.
     code, _, err = _run(capsys, continuous_files, "--space", "grid", "--memory-limit", "8MB")
-    assert code == EXIT_ERROR and "space='empirical'" in err
+    assert code == EXIT_ERROR and "space='reference'" in err
+
+
+def test_faith_command_refuses_a_vacuous_audit(capsys, continuous_files, tmp_path):
+    """One level of every protected attribute: nobody can be compared across groups."""
+    audit = pd.read_csv(continuous_files / "audit.csv")
+    audit[audit.group == 0].to_csv(tmp_path / "one_group.csv", index=False)
+    for name in ("model.pkl", "train.csv"):
+        (tmp_path / name).write_bytes((continuous_files / name).read_bytes())
+    code, out, err = _run(capsys, tmp_path, "--data", str(tmp_path / "one_group.csv"))
+    assert code == EXIT_ERROR and out == ""
+    assert "single level" in err and "group = 0" in err
+    assert len([line for line in err.splitlines() if "single level" in line]) == 1
+
+
+def test_faith_command_splits_the_audit_file_without_a_reference(capsys, continuous_files):
+    """No --reference and no --metric-data: a seeded half of the file is the reference set."""
+    args = [
+        "faith", "--model", str(continuous_files / "model.pkl"), "--unsafe-pickle",
+        "--data", str(continuous_files / "audit.csv"), "--label", "label",
+        "--features", "group", "income", "age", "--protected", "group", "--delta", "0.05",
+        "--n-resamples", "100", "--epsilon", "0.05", "--json",
+    ]
+    code = main(args)
+    captured = capsys.readouterr()
+    assert code in (0, 1), captured.err
+    payload = json.loads(captured.out)
+    assert payload["n"] == 1000  # the other half of the 2,000 rows is the reference set
+    assert "reference individuals" in captured.err or "seeded half" in captured.err
+    # --reference names the reference rows explicitly.
+    code = main([*args, "--reference", str(continuous_files / "train.csv")])
+    assert code in (0, 1)
+    assert json.loads(capsys.readouterr().out)["n"] == 2000

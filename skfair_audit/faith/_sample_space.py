@@ -129,7 +129,8 @@ def _check_cell_memory(n_cells, memory_limit, kind):
         "Round or bin continuous features, use fewer features or protected levels, or audit "
         "a sample of the rows" if kind == "empirical" else
         "Bin continuous features into a few categories, drop features from the grid, or use "
-        "the empirical sample space (space='empirical')",
+        "the reference sample space (space='reference', what space='auto' picks on numeric "
+        "features)",
     )
 
 
@@ -650,8 +651,8 @@ class GridSpace(_CellSpace):
                 f"feature levels x {classes.size} labels; levels per feature: {sizes}), more than "
                 f"max_cells={max_cells}. A grid crosses every level of every feature: bin "
                 "continuous features into a few categories, drop features from the grid, or use "
-                "the empirical sample space (FaithAuditor(space='empirical') or 'auto', "
-                "EmpiricalSpace), whose cells are the audit rows and their counterfactuals."
+                "the reference sample space (FaithAuditor(space='reference'), what 'auto' picks "
+                "on numeric features), whose destinations are reference rows fixed at fit."
             )
         space = cls(names, tuple(levels), classes, input_type, tuple(dtypes))
         space.cell_index(X, y)  # every row must fall in the grid (matters with `categories`)

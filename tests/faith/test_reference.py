@@ -5,6 +5,8 @@ to its own counterfactual twins, or stay; labels are kept. Tested against a gene
 by HiGHS over exactly those moves, built here from the definition.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.optimize import linprog
@@ -161,3 +163,47 @@ def test_bad_parameters_fail_in_fit(bad, match):
     rng = np.random.default_rng(8)
     with pytest.raises(ValueError, match=match):
         FaithAuditor(LogisticRegression(), **{"protected": [0], **bad}).fit(*_draw(rng, 50))
+
+
+def test_saturation_budgets_and_warning():
+    from skfair_audit.faith import SaturatedBudgetWarning
+
+    rng = np.random.default_rng(9)
+    model = _model(rng)
+    auditor = FaithAuditor(model, protected=[0], metric="protected_euclidean", epsilon=0.01,
+                           n_resamples=50, random_state=0).fit(*_draw(rng, 300))
+    X, y = _draw(rng, 400)
+    result = auditor.audit(X, y)
+    half, most = result.saturation_budgets
+    assert 0 < half < most
+    # The budgets are where the exact curve crosses half and 95% of psi(infinity).
+    top = result.max_statistic
+    for epsilon, share in ((half, 0.5), (most, 0.95)):
+        value = auditor.set_params(epsilon=epsilon).audit_value(X, y)
+        assert value == pytest.approx(share * top, abs=1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SaturatedBudgetWarning)
+        assert not auditor.set_params(epsilon=half).audit(X, y).budget_saturated
+    with pytest.warns(SaturatedBudgetWarning, match="does not bind"):
+        saturated = auditor.set_params(epsilon=100 * most).audit(X, y)
+    assert saturated.budget_saturated and saturated.statistic >= 0.99 * top
+    assert saturated.to_frame().loc[0, "budget_saturated"]
+
+
+@pytest.mark.real_data
+def test_first_audit_of_getting_started_on_continuous_adult(adult_continuous):
+    """The getting-started call, unchanged, on Adult's continuous columns: the default
+    space picks the reference set of the training rows."""
+    from sklearn.model_selection import train_test_split
+
+    X, y = adult_continuous
+    X_train, X_audit, y_train, y_audit = train_test_split(
+        X, y, test_size=0.3, random_state=0, stratify=y)
+    model = LogisticRegression(max_iter=1000)
+    auditor = FaithAuditor(model, protected=["race", "sex"], epsilon=0.0, delta=0.04,
+                           random_state=0, n_resamples=200).fit(X_train, y_train)
+    result = auditor.audit(X_audit, y_audit)
+    assert auditor.space_kind_ == "reference"
+    assert result.n == len(y_audit)
+    assert "reference individuals fixed at fit" in result.guarantee()
+    assert "FaiTH audit (uniform bounds" in str(result)
