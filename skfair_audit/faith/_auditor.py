@@ -99,15 +99,24 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         which hold these features only.
     protected : list of str or int, optional
         Protected attributes among the features (e.g. ``["race", "sex"]``).
-    space : {"grid", "empirical", "auto"}
+    space : {"auto", "grid", "reference", "empirical"}, default="auto"
         ``"grid"``: the product of the levels of the (discrete) features × the label, fixed in
         :meth:`fit` from the training data; the model is queried on every cell, observed or
-        not. ``"empirical"``: the distinct audit rows plus counterfactual copies with the
-        protected attributes set to every level seen in training or audit data, built at audit
-        time (for continuous features: audit rows need not occur in the training data).
-        ``"auto"``: ``"grid"`` when every feature is categorical (pandas categorical, string,
-        object or bool columns), ``"empirical"`` when every feature is numeric (see
-        ``space_kind_``).
+        not. ``"reference"`` (continuous features): an audited individual may move to any
+        *reference* individual (the rows of ``reference``, by default the rows passed to
+        :meth:`fit`), each with every level of the protected attributes seen in fit, to its
+        own counterfactual twins (itself with other protected levels), or stay; the
+        destinations are fixed at fit, so the audit value estimates a population quantity
+        (the user guide's "Continuous features: the reference set"). ``"empirical"``: the
+        destinations are the audit rows themselves and their counterfactual copies, as in
+        earlier versions: the target then depends on the audit sample, and the bounds are
+        conditional on it (kept for comparison; never chosen by ``"auto"``). ``"auto"``:
+        ``"grid"`` when every feature is categorical (pandas categorical, string, object or
+        bool columns), ``"reference"`` when every feature is numeric (see ``space_kind_``).
+    reference : DataFrame or array-like of shape (n_reference, n_features), optional
+        The reference individuals of ``space="reference"`` (feature rows, no labels), e.g. a
+        larger unlabelled pool; default the rows passed to :meth:`fit`. Keep it disjoint from
+        the audit sample.
     metric : {"sensitive_subspace", "protected_euclidean", "euclidean"} or a metric object
         The fair metric. ``"sensitive_subspace"`` learns the metric of Yurochkin et al. (2020)
         on the training data with :class:`SensitiveSubspaceMetric`'s defaults (standardised
@@ -125,8 +134,12 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
     loss : {"zero_one", "log_loss"} or callable
         Loss of the model at a cell: 0-1 loss of ``predict``; log-loss through
         ``predict_proba``; or ``loss(estimator, X_cells, y_cells) -> array`` of per-cell losses.
-    epsilon : float, default=0.1
-        Transport budget ε (in units of the cost).
+    epsilon : float, default=0.0
+        Transport budget ε (in units of the cost: squared standard deviations of the
+        features under the default metrics). The default 0 allows only free moves (changes of
+        the protected attributes and what the metric deems equivalent); every result reports
+        ``saturation_budgets``, where ψ̂ reaches half and 95% of its unlimited-budget value,
+        and warns (:class:`SaturatedBudgetWarning`) when ε does not bind.
     delta : float, optional
         Threshold of the δ-fairness test H0: ψ ≤ δ. Must lie in the range of the loss.
     method : {"uniform", "m-out-of-n", "numerical", "nonparametric", "subsampling"}
@@ -181,13 +194,16 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         Its free subspace on the training data (None for metrics without a linear map); every
         audit result carries it, and a :class:`DegenerateMetricWarning` is raised at audit
         time when most non-protected directions are free.
-    space_kind_ : {"grid", "empirical"}
+    space_kind_ : {"grid", "reference", "empirical"}
         The sample space used (``space`` resolved).
     space_ : GridSpace
-        The sample space (grid mode; in empirical mode it is built at audit time).
+        The sample space (grid mode; in the other modes it is built at audit time).
     protected_levels_ : dict
-        Levels of each protected attribute seen in training (empirical mode); the audit's
-        counterfactual copies take these and the audit data's levels.
+        Levels of each protected attribute seen in training (reference and empirical modes):
+        the levels reference individuals and twins take (empirical mode: with the audit
+        data's levels).
+    reference_ : DataFrame or ndarray
+        The distinct reference rows (reference mode), fixed at fit.
     cell_loss_ : ndarray of shape (K,)
         Loss of the model at each grid cell (grid mode).
     transport_problem_ : TransportProblem

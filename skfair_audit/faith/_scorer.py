@@ -114,9 +114,11 @@ def make_faith_scorer(
     and pass ``metric=FrozenEstimator(fitted_metric)`` (e.g. a fitted
     :class:`SensitiveSubspaceMetric`) or a :class:`PrecomputedMetric` holding the cost matrix.
     With a discrete grid, declare all levels as pandas categories so that every fold has
-    the same grid. With continuous features pass ``space="empirical"`` (or ``"auto"``): the
-    grid is fixed from the data the auditor is fit on, while the empirical sample space is
-    built from the scored fold itself; ``memory_limit`` bounds each audit's memory.
+    the same grid. With continuous features the default ``space="auto"`` takes the reference
+    sample space: an audited row may move to the rows the auditor is fit on (each with every
+    protected level) or to its own counterfactual twins; pass ``fit_data`` disjoint from the
+    scored fold so that these destinations do not depend on the fold audited. ``memory_limit``
+    bounds each audit's memory.
 
     See Also
     --------

@@ -177,9 +177,10 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         the per-fold Bonferroni level, ``random_state`` by the search seed, ``delta``, ``n_jobs``
         and ``verbose`` by ``None``, ``None`` and 0. ``None`` means
         ``FaithAuditor(None, epsilon=0.0, space="auto")``: the grid sample space on categorical
-        features, the empirical one (distinct validation rows and their counterfactual copies)
-        on numeric features, so that continuous features work and validation folds may hold
-        values unseen in training; sensitive-subspace fair metric learned on each training
+        features, the reference one on numeric features (a validation row may move to the
+        training fold's rows, each with every protected level, or to its own counterfactual
+        twins), so that continuous features work and validation folds may hold values unseen
+        in training; sensitive-subspace fair metric learned on each training
         fold, 0-1 loss, uniform bounds (``method="uniform"``), 1000 resamples, 95%.
         At ε = 0, ψ is the increase of the error rate when individuals may be moved to the
         other protected groups for free (the other features fixed).
