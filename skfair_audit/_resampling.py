@@ -246,7 +246,9 @@ class RowCategories:
         rows = rng.integers(0, cumulative[-1], size=(size, self.n_draws))
         if not self.tally:
             return np.searchsorted(cumulative, rows, side="right")
-        category = np.repeat(np.arange(self.counts.size), self.counts)[rows]
+        # One row per category (distinct continuous rows): the row is its category.
+        category = (rows if self.counts.size == cumulative[-1]
+                    else np.repeat(np.arange(self.counts.size), self.counts)[rows])
         category += (np.arange(size) * self.counts.size)[:, None]
         return np.bincount(category.ravel(), minlength=size * self.counts.size).reshape(
             size, self.counts.size)

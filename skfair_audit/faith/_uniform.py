@@ -178,7 +178,42 @@ class _SquareIncrements:
         )
 
 
-def piece_moments(problem, pieces: _Pieces, f, subset=None, squares=None, on_support=False):
+def common_weights(problem, pieces: _Pieces, subset=None, squares=None, on_support=False):
+    """Per-row weights of the segments that every wanted piece takes, summed once.
+
+    The segments before the smallest prefix of the wanted pieces count in every piece: their
+    contributions to ``Σ_i f_i a_i(λ_t)`` and ``Σ_i f_i a_i(λ_t)²`` are ``f · w`` for a few
+    fixed vectors ``w`` (with the base gains), so a batch of frequency vectors needs only
+    those dot products and the prefix sums of the segments in between. The vectors do not
+    depend on ``f``: a bootstrap computes them once (:class:`_MaxT`).
+
+    Returns
+    -------
+    dict of ndarray
+        ``gain``, ``cost`` (and with ``squares``: ``gain2``, ``gain_cost``, ``cost2``), each of
+        shape ``(K,)`` or, with ``on_support``, ``(n_support,)``.
+    """
+    index = np.arange(pieces.multiplier.size) if subset is None else np.asarray(subset)
+    prefix = pieces.prefix[index]
+    start = int(prefix.min()) if prefix.size else 0
+    rows = problem.segment_position if on_support else problem.segment_row
+    width = problem.support.size if on_support else problem.n_cells
+    b = np.asarray(problem.base_gain, dtype=float)
+    if on_support:
+        b = b[problem.support]
+
+    def taken(increments):
+        return np.bincount(rows[:start], weights=increments[:start], minlength=width)
+
+    out = {"gain": b + taken(problem.segment_gain), "cost": taken(problem.segment_cost)}
+    if squares is not None:
+        out.update(gain2=b**2 + taken(squares.gain2), gain_cost=taken(squares.gain_cost),
+                   cost2=taken(squares.cost2))
+    return out
+
+
+def piece_moments(problem, pieces: _Pieces, f, subset=None, squares=None, on_support=False,
+                  common=None):
     """Mean and second moment of ``a_Z(λ_t)`` under frequency vectors ``f``.
 
     Parameters
@@ -193,40 +228,37 @@ def piece_moments(problem, pieces: _Pieces, f, subset=None, squares=None, on_sup
         Needed for the second moment; without it only the mean is computed.
     on_support : bool
         Whether ``f`` holds only the frequencies of the cells in ``problem.support``.
+    common : dict, optional
+        :func:`common_weights` of the same arguments, when the caller keeps them.
 
     Returns
     -------
     m1, m2 : ndarray of shape (B, T')
         ``Σ_i f_i a_i(λ_t)`` and ``Σ_i f_i a_i(λ_t)²`` (``m2`` is None without ``squares``).
-        ``O(S + B (K + W))`` time, ``W`` the segments between the smallest and the largest
-        prefix of the wanted pieces: the segments every wanted piece takes are summed per
-        row once, then dotted with each ``f``; only the ``W`` in between are prefix-summed.
+        ``O(B (K + W))`` time besides :func:`common_weights`, ``W`` the segments between the
+        smallest and the largest prefix of the wanted pieces: only those are prefix-summed.
     """
     f = np.atleast_2d(np.asarray(f, dtype=float))
     index = np.arange(pieces.multiplier.size) if subset is None else np.asarray(subset)
     lam, prefix = pieces.multiplier[index], pieces.prefix[index]
     end = int(prefix.max()) if prefix.size else 0
     start = int(prefix.min()) if prefix.size else 0
+    if common is None:
+        common = common_weights(problem, pieces, subset, squares, on_support)
     rows = problem.segment_position if on_support else problem.segment_row
     mass = f[:, rows[start:end]]
 
-    def summed(increments):
-        common = np.bincount(rows[:start], weights=increments[:start], minlength=f.shape[1])
-        return (row_dot(f, common)[:, None]
+    def summed(name, increments):
+        return (row_dot(f, common[name])[:, None]
                 + _prefix_sums(mass, increments[start:end])[:, prefix - start])
 
-    b = np.asarray(problem.base_gain, dtype=float)
-    if on_support:
-        b = b[problem.support]
-    m1 = (row_dot(f, b)[:, None] + summed(problem.segment_gain)
-          - lam * summed(problem.segment_cost))
+    m1 = summed("gain", problem.segment_gain) - lam * summed("cost", problem.segment_cost)
     if squares is None:
         return m1, None
     m2 = (
-        row_dot(f, b**2)[:, None]
-        + summed(squares.gain2)
-        - 2.0 * lam * summed(squares.gain_cost)
-        + lam**2 * summed(squares.cost2)
+        summed("gain2", squares.gain2)
+        - 2.0 * lam * summed("gain_cost", squares.gain_cost)
+        + lam**2 * summed("cost2", squares.cost2)
     )
     return m1, m2
 
@@ -274,11 +306,17 @@ class _MaxT:
     squares: _SquareIncrements
     spread: float
     n: int
+    common: dict | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if self.common is None:  # the weights every replicate shares, computed once
+            object.__setattr__(self, "common", common_weights(
+                self.problem, self.pieces, self.subset, self.squares, on_support=True))
 
     def __call__(self, counts):
         f = np.asarray(counts, dtype=float) / self.n  # over problem.support
         m1, m2 = piece_moments(self.problem, self.pieces, f, self.subset, self.squares,
-                               on_support=True)
+                               on_support=True, common=self.common)
         se = regularised_se(m1, m2, self.n, self.spread)
         return np.max(_standardise(self.means - m1, se), axis=1)
 
