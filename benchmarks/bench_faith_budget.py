@@ -34,12 +34,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _faith_data import adult_numeric
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from skfair_audit.datasets import fetch_adult, fetch_compas
+from skfair_audit.datasets import fetch_compas
 from skfair_audit.faith import FaithAuditor, SaturatedBudgetWarning
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -49,13 +50,7 @@ N_POINTS = 40
 
 def adult():
     """Adult with numeric features: the training file fits, the test file is audited."""
-    full = fetch_adult(dropna=True, download_if_missing=False)
-    columns = ["age", "education-num", "hours-per-week", "capital-gain", "capital-loss"]
-    X = full.data[columns].astype(float)
-    X["sex"] = (full.data["sex"] == "Male").astype(float)
-    X["race"] = full.sensitive["race"].cat.codes.astype(float)
-    y = full.target.to_numpy()
-    n_train = len(fetch_adult(subset="train", dropna=True, download_if_missing=False).target)
+    X, y, n_train = adult_numeric()
     model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
     auditor = FaithAuditor(model, protected=["sex", "race"], n_resamples=200, random_state=0)
     return "Adult", auditor, (X.iloc[:n_train], y[:n_train]), (X.iloc[n_train:], y[n_train:])

@@ -59,6 +59,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+from _faith_data import adult_numeric
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SCRIPT = Path(__file__).resolve()
@@ -89,20 +90,6 @@ def synthetic(n, seed):
     logit = Z @ np.array([1.0, -0.5, 0.3, 0.0, 0.2]) + 0.8 * group
     y = (rng.random(n) < 1.0 / (1.0 + np.exp(-logit))).astype(int)
     return X, y
-
-
-def adult_numbers():
-    from skfair_audit.datasets import fetch_adult
-
-    adult = fetch_adult(dropna=True, download_if_missing=False)
-    columns = ["age", "education-num", "hours-per-week", "capital-gain", "capital-loss"]
-    X = adult.data[columns].astype(float)
-    X["sex"] = (adult.data["sex"] == "Male").astype(float)
-    X["race"] = adult.sensitive["race"].cat.codes.astype(float)
-    y = adult.target.to_numpy()
-    # The training file's rows come first.
-    n_train = len(fetch_adult(subset="train", dropna=True, download_if_missing=False).target)
-    return X, y, n_train
 
 
 # --------------------------------------------------------------------------- children
@@ -194,7 +181,7 @@ def child_adult(sample):
 
     from skfair_audit.faith import FaithAuditor
 
-    X, y, n_train = adult_numbers()
+    X, y, n_train = adult_numeric()
     if sample:
         keep = np.random.default_rng(0).choice(len(X), sample, replace=False)
         X, y = X.iloc[np.sort(keep)], y[np.sort(keep)]

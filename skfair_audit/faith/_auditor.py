@@ -677,6 +677,12 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             return space, counts, self.transport_problem_
         if self.space_kind_ == "reference":
             return self._reference_problem(X, y_checked)
+        space, counts, loss = self._empirical_cells(X, y_checked)
+        return space, counts, self._prepare(space, loss, rows=np.flatnonzero(counts))
+
+    def _empirical_cells(self, X, y, reference=None):
+        """Empirical space over the audit rows (after the ``reference`` rows, if any), with
+        every protected level seen in fit or in the audit data; audit counts; cell losses."""
         X_audit = _select(X, self._features(X))
         numeric = self._numeric(X)
         positions = self._check_protected(self._features_seen())
@@ -684,18 +690,34 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             name: np.union1d(self.protected_levels_[name], numeric[:, j])
             for name, j in zip(self._protected(), positions, strict=True)
         }
+        rows, labels = X_audit, y
+        if reference is not None:
+            new = {name: np.setdiff1d(levels[name], self.protected_levels_[name])
+                   for name in levels}
+            new = {name: values for name, values in new.items() if values.size}
+            if new:
+                warnings.warn(
+                    f"the audit data have protected levels not seen in fit ({_describe(new)}): "
+                    "their rows are audited, but no one is moved to those levels (the "
+                    "reference set was fixed at fit).", UserWarning, stacklevel=4,
+                )
+            if hasattr(X_audit, "iloc"):
+                pd = import_optional("pandas", "audit DataFrames")
+                rows = pd.concat([reference, X_audit], ignore_index=True)
+            else:
+                rows = np.concatenate([np.asarray(reference), np.asarray(X_audit)])
+            # Reference rows carry no label: any label serves, they hold no audit count.
+            labels = np.concatenate([np.full(len(reference), y[0]), y])
         space = EmpiricalSpace.from_data(
-            X_audit,
-            y_checked,
+            rows,
+            labels,
             protected=self._protected(),
             protected_levels=levels,
             classes=self.classes_,
             max_cells=self.max_cells,
             memory_limit=self.memory_limit,
         )
-        counts = space.counts(X_audit, y_checked)
-        loss = self._cell_loss(space)
-        return space, counts, self._prepare(space, loss, rows=np.flatnonzero(counts))
+        return space, space.counts(X_audit, y), self._cell_loss(space)
 
     def _reference_problem(self, X, y):
         """Sample space, counts and transport problem of the audit on the reference set.
@@ -704,40 +726,8 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         an audit cell may move to the reference cells at the levels seen in fit, to its own
         twins at those levels, or stay (:func:`reference_moves`).
         """
-        X_audit = _select(X, self._features(X))
-        numeric = self._numeric(X)
         reference = self.reference_
-        positions = self._check_protected(self._features_seen())
-        levels = {
-            name: np.union1d(self.protected_levels_[name], numeric[:, j])
-            for name, j in zip(self._protected(), positions, strict=True)
-        }
-        new = {name: np.setdiff1d(levels[name], self.protected_levels_[name])
-               for name in levels}
-        new = {name: values for name, values in new.items() if values.size}
-        if new:
-            warnings.warn(
-                f"the audit data have protected levels not seen in fit ({_describe(new)}): "
-                "their rows are audited, but no one is moved to those levels (the reference "
-                "set was fixed at fit).", UserWarning, stacklevel=3,
-            )
-        if hasattr(X_audit, "iloc"):
-            pd = import_optional("pandas", "audit DataFrames")
-            both = pd.concat([reference, X_audit], ignore_index=True)
-        else:
-            both = np.concatenate([np.asarray(reference), np.asarray(X_audit)])
-        labels = np.concatenate([np.full(len(reference), y[0]), y])
-        space = EmpiricalSpace.from_data(
-            both,
-            labels,
-            protected=self._protected(),
-            protected_levels=levels,
-            classes=self.classes_,
-            max_cells=self.max_cells,
-            memory_limit=self.memory_limit,
-        )
-        counts = space.counts(X_audit, y)
-        loss = self._cell_loss(space)
+        space, counts, loss = self._empirical_cells(X, y, reference)
         to_reference, at_levels, twin = reference_moves(
             space, space.encode(reference), self.protected_levels_
         )

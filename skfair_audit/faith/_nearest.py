@@ -36,6 +36,7 @@ from sklearn.frozen import FrozenEstimator
 
 from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory
 from ._metric import _ROUNDING_FACTOR, _check_exponent, _power_of_distance, _rounding_zeros
+from ._sample_space import _unique_rows
 from ._solver import _check_tolerance, assemble_problem, hull_segments, sort_candidates
 
 __all__ = [
@@ -183,14 +184,6 @@ def metric_points(metric, X, *, check_rows=64):
 
 def _probe_rows(n, count):
     return np.unique(np.linspace(0, n - 1, num=min(n, count)).astype(np.intp))
-
-
-def _unique_rows(X):
-    """Distinct rows of a float matrix and the index of each row among them."""
-    if X.shape[1] == 0:
-        return np.zeros((1, 0)), np.zeros(X.shape[0], dtype=np.intp)
-    rows, inverse = np.unique(X, axis=0, return_inverse=True)
-    return rows, inverse.reshape(-1).astype(np.intp)
 
 
 def _linear_points(X, matrix):
@@ -423,10 +416,7 @@ def prepare_metric_transport(
     point_index = _check_index(point_index, n_cells, points.shape[0])
     groups = _check_groups(groups, n_cells)
     rows = _check_rows(rows, n_cells)
-    is_destination = np.ones(n_cells, dtype=bool)
-    if destinations is not None:
-        is_destination[:] = False
-        is_destination[_check_rows(destinations, n_cells)] = True
+    is_destination = _destination_mask(destinations, n_cells)
     for name, value in (("max_levels", max_levels), ("leaf_size", leaf_size)):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}.")
@@ -510,10 +500,7 @@ def prepare_small_group_transport(
     point_index = _check_index(point_index, n_cells, points.shape[0])
     groups = _check_groups(groups, n_cells)
     rows = _check_rows(rows, n_cells)
-    is_destination = np.ones(n_cells, dtype=bool)
-    if destinations is not None:
-        is_destination[:] = False
-        is_destination[_check_rows(destinations, n_cells)] = True
+    is_destination = _destination_mask(destinations, n_cells)
     targets = np.flatnonzero(is_destination)
     targets = targets[np.argsort(groups[targets], kind="stable")]
     start = np.searchsorted(groups[targets], np.arange(groups.max() + 2 if n_cells else 1))
@@ -571,6 +558,15 @@ def _check_index(point_index, n_cells, n_points):
     if index.size and (index.min() < 0 or index.max() >= n_points):
         raise ValueError(f"point_index must lie in [0, {n_points}).")
     return index.astype(np.intp)
+
+
+def _destination_mask(destinations, n_cells):
+    """Boolean mask of the allowed destinations (None: every cell)."""
+    if destinations is None:
+        return np.ones(n_cells, dtype=bool)
+    mask = np.zeros(n_cells, dtype=bool)
+    mask[_check_rows(destinations, n_cells)] = True
+    return mask
 
 
 def _check_groups(groups, n_cells):

@@ -117,7 +117,7 @@ def test_grid_too_large_message(compas_like):
     message = str(info.value)
     assert "K = 144" in message
     assert "'age_cat': 3" in message and "'priors': 3" in message
-    assert "EmpiricalSpace" in message and "bin" in message.lower()
+    assert "space='reference'" in message and "bin" in message.lower()
 
 
 def test_grid_input_errors(compas_like):
