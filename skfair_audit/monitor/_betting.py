@@ -203,25 +203,39 @@ def weighted_ebh(e_values, weights, q):
     return flagged
 
 
-def simulate_crossings(ones, sizes, truth, alpha):
+def simulate_crossings(counts, truth, alpha):
     """Earliest look at which each stream's hedged capital *at its true mean* reaches
     :math:`1/\\alpha_s` (``-1``: never), from per-look counts.
 
     This is the event that makes a grid confidence sequence of the monitor miss (it can
-    miss only if this happens), computed from counts: the validity simulations draw the
-    counts of every look directly.
+    miss only if this happens), computed from counts alone: validity simulations draw the
+    counts of every look directly, e.g. binomial counts per group, and never build rows.
+    Memory is that of one look.
 
     Parameters
     ----------
-    ones, sizes : ndarray of shape (n_looks, ..., n_streams)
-        Ones and rows of every stream in every look's batch.
+    counts : iterable of (ones, sizes)
+        For every look, the ones and the rows of every stream in the look's batch, arrays
+        of the shape of ``truth`` (e.g. ``(n_replications, n_streams)``); a generator is
+        consumed once.
     truth : ndarray of shape (..., n_streams)
         True means.
     alpha : ndarray of shape (n_streams,)
+        Level of every stream (its share of the simultaneous level).
 
     Returns
     -------
-    ndarray of int of shape (..., n_streams)
+    ndarray of int of the shape of ``truth``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> sizes = [np.full((1000, 1), 50) for _ in range(100)]
+    >>> looks = ((rng.binomial(s, 0.3), s) for s in sizes)
+    >>> first = simulate_crossings(looks, np.full((1000, 1), 0.3), np.array([0.1]))
+    >>> bool((first >= 0).mean() <= 0.1)
+    True
     """
     truth = np.asarray(truth, dtype=float)
     threshold = np.log(1.0 / np.asarray(alpha, dtype=float))
@@ -232,9 +246,9 @@ def simulate_crossings(ones, sizes, truth, alpha):
     k = np.zeros(shape)
     first = np.full(shape, -1, dtype=np.int64)
     m = truth[..., None]
-    for look in range(ones.shape[0]):
-        b = np.asarray(sizes[look], dtype=float)
-        o = np.asarray(ones[look], dtype=float)
+    for look, (ones, sizes) in enumerate(counts):
+        b = np.asarray(sizes, dtype=float)
+        o = np.asarray(ones, dtype=float)
         lam = plugin_bet(n, k, b, alpha)
         d_up, d_down = log_capital_step(o, b - o, lam, m)
         log_up += d_up[..., 0]

@@ -105,7 +105,7 @@ def test_simulation_shortcut_matches_row_level_monitor():
             k0 += ones[look, s, 0]
         assert mon._log_up[0, j] == pytest.approx(lu, rel=1e-12, abs=1e-12)
         assert mon._log_down[0, j] == pytest.approx(ld, rel=1e-12, abs=1e-12)
-    first = simulate_crossings(ones, sizes, np.full((n_streams, 1), truth),
+    first = simulate_crossings(zip(ones, sizes, strict=True), np.full((n_streams, 1), truth),
                                np.array([alpha]))[:, 0]
     for s in range(n_streams):
         if misses[s] >= 0:
@@ -121,7 +121,8 @@ def test_time_uniform_coverage_quick():
     truth = rng.uniform(0.05, 0.95, n_groups)
     sizes = rng.multinomial(100, p, size=(n_looks, n_streams))
     ones = rng.binomial(sizes, truth)
-    first = simulate_crossings(ones, sizes, np.broadcast_to(truth, (n_streams, n_groups)),
+    first = simulate_crossings(zip(ones, sizes, strict=True),
+                               np.broadcast_to(truth, (n_streams, n_groups)),
                                np.full(n_groups, alpha / n_groups))
     rate = (first >= 0).any(axis=1).mean()
     assert rate <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / n_streams)
