@@ -37,7 +37,8 @@ def count_partition(frame, spec):
     -------
     dict
         ``cells``: ``{key: [n, k]}``; ``total``: ``[n, k]`` over every row; ``labels``: the
-        set of labels of ``label`` and ``prediction``; ``rows``: rows of the partition.
+        set of labels of ``label`` and ``prediction``; ``rows``: rows of the partition;
+        ``levels``: the levels of every protected column seen in the partition.
     """
     columns = [spec["label"], spec["prediction"], *spec["protected"]]
     missing = [c for c in columns if c not in frame.columns]
@@ -45,7 +46,8 @@ def count_partition(frame, spec):
         raise ValueError(f"the batch has no column(s) {missing}; it has "
                          f"{list(map(str, frame.columns))[:20]}.")
     if len(frame) == 0:
-        return {"cells": {}, "total": [0, 0], "labels": set(), "rows": 0}
+        return {"cells": {}, "total": [0, 0], "labels": set(), "rows": 0,
+                "levels": {c: set() for c in spec["protected"]}}
     y = frame[spec["label"]].to_numpy()
     y_pred = frame[spec["prediction"]].to_numpy()
     metric = get_metric(spec["metric"], **({"pos_label": spec["pos_label"]}
@@ -75,6 +77,7 @@ def count_partition(frame, spec):
         n_c = np.bincount(bins[rows], minlength=m + 1)
         k_c = np.bincount(bins[ones], minlength=m + 1)
         cells = {(int(b),): [int(n_c[b]), int(k_c[b])] for b in np.flatnonzero(n_c)}
+        found = {column: set()}
     else:
         codes, levels = [], []
         for column in spec["protected"]:
@@ -95,14 +98,17 @@ def count_partition(frame, spec):
             digits = np.unravel_index(int(flat), radices)
             cells[tuple(levels[a][d] for a, d in enumerate(digits))] = [int(n_c[flat]),
                                                                       int(k_c[flat])]
+        found = {c: set(lv) for c, lv in zip(spec["protected"], levels, strict=True)}
     return {"cells": cells, "total": [int(rows.sum()), int(ones.sum())], "labels": labels,
-            "rows": int(values.size)}
+            "rows": int(values.size), "levels": found}
 
 
 def merge_counts(*parts):
     """Add the count tables of several partitions."""
-    cells, total, labels, n_rows = {}, [0, 0], set(), 0
+    cells, total, labels, n_rows, levels = {}, [0, 0], set(), 0, {}
     for part in parts:
+        for column, found in part["levels"].items():
+            levels.setdefault(column, set()).update(found)
         for key, (n, k) in part["cells"].items():
             acc = cells.setdefault(key, [0, 0])
             acc[0] += n
@@ -110,7 +116,8 @@ def merge_counts(*parts):
         total = [total[0] + part["total"][0], total[1] + part["total"][1]]
         labels |= part["labels"]
         n_rows += part["rows"]
-    return {"cells": cells, "total": total, "labels": labels, "rows": n_rows}
+    return {"cells": cells, "total": total, "labels": labels, "rows": n_rows,
+            "levels": levels}
 
 
 def _is_dask(batch):

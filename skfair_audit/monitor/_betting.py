@@ -127,8 +127,14 @@ def grid_interval(log_up, log_down, log_threshold, m):
     low, high : ndarray of shape (n_streams,)
         ``nan`` where every cell is excluded (only on the event the guarantee excludes).
     """
-    lower_capital = hedged_log_capital(log_up[:, 1:], log_down[:, :-1])
-    alive = lower_capital < np.asarray(log_threshold, dtype=float)[:, None]
+    a, b = log_up[:, 1:], log_down[:, :-1]
+    threshold = np.asarray(log_threshold, dtype=float)[:, None]
+    top = np.maximum(a, b)
+    # log((e^a + e^b)/2) lies in [top - log 2, top]: exact arithmetic only in that band
+    alive = top < threshold
+    band = np.nonzero(~alive & (top < threshold + math.log(2.0)))
+    if band[0].size:
+        alive[band] = hedged_log_capital(a[band], b[band]) < threshold[band[0], 0]
     any_alive = alive.any(axis=1)
     first = np.argmax(alive, axis=1)
     last = alive.shape[1] - 1 - np.argmax(alive[:, ::-1], axis=1)

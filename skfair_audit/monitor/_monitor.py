@@ -361,10 +361,7 @@ class FairnessMonitor(BaseEstimator):
         """New levels of every protected column in the batch (in sorted order)."""
         if self.grid is not None:
             return {}
-        found = {c: set() for c in self._columns()}
-        for key in counts["cells"]:
-            for col, value in zip(self._columns(), key, strict=True):
-                found[col].add(value)
+        found = {c: counts["levels"].get(c, set()) for c in self._columns()}
         if self.levels_ is None:
             return {c: sorted(v, key=lambda x: (str(type(x)), x)) for c, v in found.items()}
         new = {}
@@ -462,14 +459,13 @@ class FairnessMonitor(BaseEstimator):
         crossed = self._low > self._high  # only on the event the guarantee excludes
         self._low[crossed] = self._high[crossed] = (self._low[crossed]
                                                     + self._high[crossed]) / 2
-        result = self.result()
+        idx, flagged_groups, e_values = self._flags()
         flagged = np.zeros(len(self.names_), dtype=bool)
-        flagged[[self.names_.index(n) for n in result.names]] = result.flagged
+        flagged[idx] = flagged_groups
         self._since = np.where(flagged, np.where(self._since < 0, look, self._since), -1)
         if self.method == "betting":
-            log_e = np.full(len(self.names_), -np.inf)
-            log_e[[self.names_.index(n) for n in result.names]] = np.log(result.e_values)
-            self._max_log_e = np.maximum(self._max_log_e, log_e)
+            with np.errstate(divide="ignore"):
+                self._max_log_e[idx] = np.maximum(self._max_log_e[idx], np.log(e_values))
         self._record_history(look)
         return self
 
@@ -558,28 +554,12 @@ class FairnessMonitor(BaseEstimator):
         MonitorResult
         """
         check_is_fitted(self, "n_looks_")
-        groups = [j for j, n in enumerate(self.names_) if n not in (OVERALL, self.target)]
-        idx = np.asarray(groups, dtype=np.intp)
-        point, t_low, t_high, t_alpha = self._target_interval(self._low, self._high)
+        idx, flagged, e_values, (d_low, d_high, certified) = self._flags(details=True)
+        point, _, _, t_alpha = self._target_interval(self._low, self._high)
         n, k = self._n[idx], self._k[idx]
         with np.errstate(invalid="ignore", divide="ignore"):
             values = np.where(n > 0, k / np.maximum(n, 1), np.nan)
-        d_low = self._low[idx] - t_high
-        d_high = self._high[idx] - t_low
         eps = float(self.epsilon0)
-        if self.alternative == "greater":
-            cs_flag, certified = d_low > eps, d_high <= eps
-        elif self.alternative == "less":
-            cs_flag, certified = d_high < eps, d_low >= eps
-        else:
-            cs_flag = (d_low > abs(eps)) | (d_high < -abs(eps))
-            certified = (d_low >= -abs(eps)) & (d_high <= abs(eps))
-        e_values = self._e_values(idx, t_low, t_high)
-        weights = self._weights[idx]
-        if self.procedure == "fdr":
-            flagged = weighted_ebh(e_values, weights, self.q) if idx.size else cs_flag
-        else:
-            flagged = cs_flag
         with np.errstate(divide="ignore", over="ignore"):
             pvalues = (np.minimum(1.0, np.exp(-self._max_log_e[idx]))
                        if self.method == "betting" else np.full(idx.size, np.nan))
@@ -597,6 +577,39 @@ class FairnessMonitor(BaseEstimator):
             q=float(self.q), procedure=self.procedure, method=self.method,
             n_rows=int(self.n_rows_), n_looks=int(self.n_looks_), history=hist,
         )
+
+    def _group_streams(self):
+        """Positions of the groups among the streams (the target's own stream left out)."""
+        key = (len(self.names_), self.target)
+        if getattr(self, "_groups_key", None) != key:
+            self._groups_key = key
+            self._groups_idx = np.asarray(
+                [j for j, n in enumerate(self.names_) if n not in (OVERALL, self.target)],
+                dtype=np.intp)
+        return self._groups_idx
+
+    def _flags(self, details=False):
+        """``(group positions, flagged, e-values[, (disparity CS, certified)])``."""
+        idx = self._group_streams()
+        _, t_low, t_high, _ = self._target_interval(self._low, self._high)
+        d_low = self._low[idx] - t_high
+        d_high = self._high[idx] - t_low
+        eps = float(self.epsilon0)
+        if self.alternative == "greater":
+            cs_flag, certified = d_low > eps, d_high <= eps
+        elif self.alternative == "less":
+            cs_flag, certified = d_high < eps, d_low >= eps
+        else:
+            cs_flag = (d_low > abs(eps)) | (d_high < -abs(eps))
+            certified = (d_low >= -abs(eps)) & (d_high <= abs(eps))
+        e_values = self._e_values(idx, t_low, t_high)
+        if self.procedure == "fdr" and idx.size:
+            flagged = weighted_ebh(e_values, self._weights[idx], self.q)
+        else:
+            flagged = cs_flag
+        if details:
+            return idx, flagged, e_values, (d_low, d_high, certified)
+        return idx, flagged, e_values
 
     def _target_words(self):
         if isinstance(self.target, str):
@@ -624,7 +637,7 @@ class FairnessMonitor(BaseEstimator):
             log_e = down_at(t_low + eps)
         else:
             log_e = hedged_log_capital(up_at(t_high + abs(eps)), down_at(t_low - abs(eps)))
-        return np.exp(np.broadcast_to(log_e, (idx.size,)))
+        return np.exp(log_e) * np.ones(idx.size)
 
     def _history(self, idx):
         if self._hist_look.size == 0:
