@@ -220,7 +220,7 @@ class MonitorResult:
         """
         plt = import_optional("matplotlib.pyplot", "plot confidence sequences")
         if ax is None:
-            _, ax = plt.subplots(figsize=(7.5, 4.2))
+            _, ax = plt.subplots(figsize=(7.5, 5.2), layout="constrained")
         rows = np.asarray(self.history["rows"], dtype=float)
         colors = plt.get_cmap("tab10")
         for rank, j in enumerate(self.order()[:max_groups]):
@@ -249,7 +249,8 @@ class MonitorResult:
         ax.set_xlabel("rows of the audit trail")
         ax.set_ylabel(f"disparity of the {self.metric.replace('_', ' ')}")
         ax.set_title(f"{1 - self.alpha:.0%} confidence sequences (dashed: ε0)")
-        ax.legend(fontsize=7, loc="best")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
+                  frameon=False)
         return ax
 
     def _repr_html_(self):
