@@ -11,11 +11,14 @@ synthetic two-group setting): rows arrive in batches of 100, half from group A, 
 group B (50 each per batch); a 0/1 outcome (e.g. the model's positive decision) with rate
 0.3 in group B and 0.3 + delta in group A, delta in {0.02, 0.05, 0.10}; level alpha = 0.05.
 
-* **Monitor** (:class:`skfair_audit.monitor.FairnessMonitor` arithmetic, vectorised over
-  replications with the library's own functions): betting CSs for the two rates (each at
-  alpha / 2, levels declared so no share is kept for new levels), target the reference group
-  B, alternative two-sided, epsilon0 = 0: the alarm is the first look at which the disparity
-  CS ``[l_A - u_B, u_A - l_B]`` excludes 0. Grid of 500 points, as the default.
+* **Monitor** (:class:`skfair_audit.monitor.FairnessMonitor` arithmetic with its defaults,
+  vectorised over replications with the library's own functions): target the reference
+  group B, alternative two-sided, epsilon0 = 0, levels declared (no share kept for new
+  levels). Group A's share alpha / 2 is split between its betting CS and its paired test
+  (alpha / 4 each), B's CS gets alpha / 2; the alarm is the first look at which the disparity
+  CS ``[l_A - u_B, u_A - l_B]`` excludes 0 or the paired test (expected log-capital over a
+  random matching of the batch's rows, ONS bet updated once per batch) crosses
+  ``4 / alpha``. Grid of 500 points, as the default.
 * **Chugg et al. ONS** (reimplemented from the paper, Algorithm 1 with the online Newton step
   bet): pair the t-th row of A with the t-th of B, ``g_t = X_t - Y_t``, wealth
   ``prod (1 - lambda_t g_t)``, ``lambda`` by ONS clipped to [-1/2, 1/2]; alarm when the wealth
@@ -25,6 +28,9 @@ group B (50 each per batch); a 0/1 outcome (e.g. the model's positive decision) 
   (normal approximation, ``n`` per group ``(z_{1-alpha/2} + z_{0.8})^2 (s_A^2 + s_B^2) /
   delta^2``), checked by simulating
   :meth:`skfair_audit.group.AuditSummary.certify_bounds` (B = 500) at that size.
+* **The monitor's paired test alone at the full alpha** (same run): what the monitor's test
+  construction gives when it gets all of alpha, as Chugg et al.'s test does.
+* **No disparity**: the share of replications with an alarm up to the cap (false alarms).
 * **Shift**: the same stream, but group A's rate moves from 0.3 to 0.3 + delta only after
   half of ``--shift-rows`` rows: alarms before the change (false alarms: there is no
   disparity yet) and the delay after the change (median rows from the change to the alarm).
@@ -54,9 +60,13 @@ from scipy import stats  # noqa: E402
 import skfair_audit  # noqa: E402
 from skfair_audit.group import AuditSummary, DegenerateBootstrapWarning  # noqa: E402
 from skfair_audit.monitor._betting import (  # noqa: E402
+    BET_CAP,
+    expected_pairs,
     grid_interval,
     grid_points,
     log_capital_step,
+    ons_update,
+    paired_step,
     plugin_bet,
 )
 
@@ -70,12 +80,19 @@ ONS_CONST = 2 / (2 - np.log(3))
 
 
 def monitor_alarm_rows(rng, reps, rate_a, rate_b, max_looks):
-    """Rows until the monitor's disparity CS (A - B) excludes 0; ``inf`` if never.
+    """Rows until the monitor flags group A against the reference B: its disparity CS
+    excludes 0 or its paired test crosses; ``inf`` if never.
 
+    The monitor's arithmetic with the default ``paired=True``: group A's share ``alpha / 2``
+    is split between its CS and its paired test (``alpha / 4`` each), B's CS gets ``alpha / 2``.
     ``rate_a`` may be a function of the look (a shift)."""
     m = grid_points(GRID)
-    alpha_s = np.full(2 * reps, ALPHA / 2)
+    alpha_s = np.concatenate([np.full(reps, ALPHA / 4), np.full(reps, ALPHA / 2)])
     log_t = np.log(1 / alpha_s)
+    test_threshold = np.log(4 / ALPHA)
+    t_log = np.zeros(reps)
+    t_lam = np.zeros(reps)
+    t_a = np.ones(reps)
     log_up = np.zeros((2 * reps, m.size))
     log_down = np.zeros((2 * reps, m.size))
     n = np.zeros(2 * reps)
@@ -83,10 +100,15 @@ def monitor_alarm_rows(rng, reps, rate_a, rate_b, max_looks):
     low = np.zeros(2 * reps)
     high = np.ones(2 * reps)
     alarm = np.full(reps, np.inf)
+    alone = np.full(reps, np.inf)  # the paired test alone, at the full alpha
     for look in range(max_looks):
         pa = rate_a(look) if callable(rate_a) else rate_a
         ones = np.concatenate([rng.binomial(HALF, pa, reps), rng.binomial(HALF, rate_b, reps)])
         b = np.full(2 * reps, HALF)
+        _, up, down, same = expected_pairs(b[:reps], ones[:reps], b[reps:], ones[reps:])
+        inc, grad, grad2 = paired_step(up, down, same, t_lam, 0.0, 1.0)
+        t_log += inc
+        t_lam, t_a = ons_update(t_lam, t_a, grad, grad2, BET_CAP, signed=True)
         lam = plugin_bet(n, k, b, alpha_s)
         d_up, d_down = log_capital_step(ones, b - ones, lam, m)
         log_up += d_up
@@ -98,11 +120,12 @@ def monitor_alarm_rows(rng, reps, rate_a, rate_b, max_looks):
         high = np.minimum(high, np.nan_to_num(hi, nan=1.0))
         d_low = low[:reps] - high[reps:]
         d_high = high[:reps] - low[reps:]
-        hit = ((d_low > 0) | (d_high < 0)) & ~np.isfinite(alarm)
+        hit = ((d_low > 0) | (d_high < 0) | (t_log >= test_threshold)) & ~np.isfinite(alarm)
         alarm[hit] = (look + 1) * 2 * HALF
-        if np.isfinite(alarm).all():
+        alone[(t_log >= np.log(1 / ALPHA)) & ~np.isfinite(alone)] = (look + 1) * 2 * HALF
+        if np.isfinite(alarm).all() and np.isfinite(alone).all():
             break
-    return alarm
+    return alarm, alone
 
 
 def ons_alarm_rows(rng, reps, rate_a, rate_b, max_pairs):
@@ -190,8 +213,8 @@ def main(argv=None):
     max_looks = args.max_rows // (2 * HALF)
     for i, delta in enumerate(DELTAS):
         t0 = time.perf_counter()
-        ours = monitor_alarm_rows(np.random.default_rng([args.seed, 1, i]), args.reps,
-                                  BASE + delta, BASE, max_looks)
+        ours, alone = monitor_alarm_rows(np.random.default_rng([args.seed, 1, i]), args.reps,
+                                         BASE + delta, BASE, max_looks)
         t1 = time.perf_counter()
         ons = ons_alarm_rows(np.random.default_rng([args.seed, 2, i]), args.reps,
                              BASE + delta, BASE, args.max_rows // 2)
@@ -200,6 +223,7 @@ def main(argv=None):
         power = fixed_horizon_power(np.random.default_rng([args.seed, 3, i]), oracle, delta,
                                     args.fixed_reps, 500)
         row = {"delta": delta, "monitor": summarise(ours, args.max_rows),
+               "paired_test_alone_full_alpha": summarise(alone, args.max_rows),
                "chugg_ons": summarise(ons, args.max_rows),
                "fixed_horizon_oracle_rows": oracle,
                "fixed_horizon_power_at_oracle_rows": power,
@@ -208,17 +232,31 @@ def main(argv=None):
                            "fixed": time.perf_counter() - t2}}
         m, c = row["monitor"]["median_rows"], row["chugg_ons"]["median_rows"]
         row["ratio_monitor_to_ons"] = m / c if m and c else None
+        a = row["paired_test_alone_full_alpha"]["median_rows"]
+        row["ratio_paired_alone_to_ons"] = a / c if a and c else None
         row["ratio_monitor_to_oracle"] = m / oracle if m else None
         row["ratio_ons_to_oracle"] = c / oracle if c else None
         out["power"].append(row)
         print(json.dumps(row), flush=True)
+    # no disparity: false alarms of both up to the cap
+    ours, alone = monitor_alarm_rows(np.random.default_rng([args.seed, 6]), args.reps, BASE,
+                                     BASE, max_looks)
+    ons = ons_alarm_rows(np.random.default_rng([args.seed, 7]), args.reps, BASE, BASE,
+                         args.max_rows // 2)
+    out["null"] = {
+        name: {"share_alarmed": float(np.isfinite(r).mean()),
+               "mc_se": float(np.sqrt(max(np.isfinite(r).mean()
+                                          * (1 - np.isfinite(r).mean()), 1e-12) / args.reps))}
+        for name, r in (("monitor", ours), ("paired_test_alone_full_alpha", alone),
+                        ("chugg_ons", ons))}
+    print(json.dumps(out["null"]), flush=True)
     change = args.shift_rows // 2
     change_look = change // (2 * HALF)
     for i, delta in enumerate(DELTAS):
         def rate(look, delta=delta):
             return BASE + (delta if look >= change_look else 0.0)
-        ours = monitor_alarm_rows(np.random.default_rng([args.seed, 4, i]), args.reps, rate,
-                                  BASE, args.max_rows // (2 * HALF))
+        ours, _ = monitor_alarm_rows(np.random.default_rng([args.seed, 4, i]), args.reps,
+                                     rate, BASE, args.max_rows // (2 * HALF))
         ons = ons_alarm_rows(np.random.default_rng([args.seed, 5, i]), args.reps, rate, BASE,
                              args.max_rows // 2)
         row = {"delta": delta, "change_at_rows": change}

@@ -264,3 +264,96 @@ def simulate_crossings(counts, truth, alpha):
         crossed = (hedged_log_capital(log_up, log_down) >= threshold) & (first < 0)
         first[crossed] = look
     return first
+
+
+#: Step size of the online Newton step (Cutkosky & Orabona 2018; Chugg et al. 2023).
+ONS_STEP = 2.0 / (2.0 - math.log(3.0))
+
+
+def expected_pairs(n_g, k_g, n_p, k_p):
+    """Expected numbers of pair types when the rows of a group and of its partner are
+    matched at random: ``p = min(n_g, n_p)`` pairs, with ``(1, 0)``, ``(0, 1)`` and equal
+    outcomes in the expected proportions :math:`\\hat q_g (1 - \\hat q_p)`,
+    :math:`(1 - \\hat q_g) \\hat q_p` and the rest.
+
+    Parameters
+    ----------
+    n_g, k_g, n_p, k_p : array-like
+        Rows and ones of the group and of its partner in the batch.
+
+    Returns
+    -------
+    pairs, up, down, same : ndarray
+        ``g_t = x_t - y_t`` is ``+1``, ``-1`` and ``0`` in ``up``, ``down`` and ``same`` of the
+        ``pairs`` pairs (in expectation over the matching).
+    """
+    n_g = np.asarray(n_g, dtype=float)
+    n_p = np.asarray(n_p, dtype=float)
+    pairs = np.minimum(n_g, n_p)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q_g = np.where(n_g > 0, np.asarray(k_g, dtype=float) / n_g, 0.0)
+        q_p = np.where(n_p > 0, np.asarray(k_p, dtype=float) / n_p, 0.0)
+    up = pairs * q_g * (1.0 - q_p)
+    down = pairs * (1.0 - q_g) * q_p
+    return pairs, up, down, pairs - up - down
+
+
+def paired_step(up, down, same, lam, d, side):
+    """Log-capital increment and ONS gradient sums of the paired test for one batch.
+
+    The bettor on side ``+1`` tests :math:`\\mu_G - \\mu_P \\le d` with factors
+    :math:`1 + \\lambda (g - d)`, the bettor on side ``-1`` tests :math:`\\mu_G - \\mu_P \\ge d`
+    with :math:`1 - \\lambda (g - d)`, :math:`\\lambda \\ge 0` fixed in the batch. The
+    increment is the expectation of the log-capital over a random matching of the rows,
+    :math:`E_\\pi \\sum \\log f \\le \\log E_\\pi \\prod f` (Jensen): a lower bound of the
+    capital of the average over matchings, whose factor has conditional expectation at most
+    one under the null; so the process is a test supermartingale.
+
+    Parameters
+    ----------
+    up, down, same : ndarray
+        Expected pair types (:func:`expected_pairs`).
+    lam : ndarray
+        Bets (non-negative; of either sign for the signed two-sided test with ``d = 0``).
+    d : float or ndarray
+        The null's boundary.
+    side : {+1, -1}
+
+    Returns
+    -------
+    increment, grad, grad2 : ndarray
+        Log-capital increment, sum of the gradients of :math:`-\\log f` in :math:`\\lambda`
+        and sum of their squares.
+    """
+    out = np.zeros_like(np.asarray(lam, dtype=float))
+    grad = np.zeros_like(out)
+    grad2 = np.zeros_like(out)
+    for count, g in ((up, 1.0), (down, -1.0), (same, 0.0)):
+        x = side * (g - d)
+        factor = 1.0 + lam * x
+        out += count * np.log(factor)
+        z = -x / factor
+        grad += count * z
+        grad2 += count * z * z
+    return out, grad, grad2
+
+
+def ons_update(lam, a, grad, grad2, cap, signed=False):
+    """One online-Newton step of the bet from a batch's gradient sums.
+
+    :math:`A \\leftarrow A + \\sum z^2`, :math:`\\lambda \\leftarrow \\mathrm{clip}(\\lambda -
+    c \\sum z / A, 0, \\mathrm{cap})` with :math:`c = 2 / (2 - \\log 3)`; the lower end is
+    ``-cap`` for a ``signed`` bettor (the two-sided test of equal rates).
+
+    Parameters
+    ----------
+    lam, a, grad, grad2, cap : ndarray
+    signed : bool
+
+    Returns
+    -------
+    lam, a : ndarray
+    """
+    a = a + grad2
+    lam = np.clip(lam - ONS_STEP * grad / a, -cap if signed else 0.0, cap)
+    return lam, a

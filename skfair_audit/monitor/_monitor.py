@@ -24,11 +24,15 @@ from ..utils import (
 )
 from ._batch import count_batch
 from ._betting import (
+    BET_CAP,
     asymptotic_interval,
+    expected_pairs,
     grid_interval,
     grid_points,
     hedged_log_capital,
     log_capital_step,
+    ons_update,
+    paired_step,
     plugin_bet,
     weighted_ebh,
 )
@@ -118,6 +122,13 @@ class FairnessMonitor(BaseEstimator):
         :math:`\\rho / (r (r + 1))`. ``0`` refuses new levels.
     grid_size : int
         Points of the grid of means of the betting CSs (resolution ``1 / grid_size``).
+    paired : bool
+        Also flag by paired betting tests of :math:`\varepsilon(G)` against
+        :math:`\varepsilon_0` (Chugg et al. 2023, with the online-Newton-step bet), when
+        the target is a reference group (for the groups disjoint from it) or the overall
+        rate with ``epsilon0=0`` (each group against the rest). They detect sooner than two
+        CSs compared; each group's share of α is then split equally between its CS and its
+        test.
     model_id : str, optional
         Identifies the monitored model (e.g. a hash of its file); a saved state is refused
         by a monitor with another one.
@@ -196,13 +207,15 @@ class FairnessMonitor(BaseEstimator):
                                  "an array of >= 2 bin edges")],
         "new_level_share": [Interval("real", 0, 1, closed="left")],
         "grid_size": [Interval("integral", 10, 100_000)],
+        "paired": [Options((True, False))],
         "model_id": [None, STRING],
     }
 
     def __init__(self, protected, *, label="y", prediction="y_pred", metric="selection_rate",
                  pos_label=None, target="overall", alternative="greater", epsilon0=0.0,
                  procedure="fwer", alpha=0.05, q=0.1, method="betting", depth=None,
-                 levels=None, grid=None, new_level_share=0.1, grid_size=500, model_id=None):
+                 levels=None, grid=None, new_level_share=0.1, grid_size=500, paired=True,
+                 model_id=None):
         self.protected = protected
         self.label = label
         self.prediction = prediction
@@ -220,6 +233,7 @@ class FairnessMonitor(BaseEstimator):
         self.grid = grid
         self.new_level_share = new_level_share
         self.grid_size = grid_size
+        self.paired = paired
         self.model_id = model_id
 
     # ------------------------------------------------------------------ configuration
@@ -248,6 +262,9 @@ class FairnessMonitor(BaseEstimator):
                 if len(lv) == 0 or len(set(lv)) != len(lv):
                     raise ValueError(f"levels of {col!r} must be a non-empty list of "
                                      "distinct values.")
+        if not -1.0 < float(self.epsilon0) < 1.0:
+            raise ValueError(f"epsilon0 must be in (-1, 1) (a difference of rates), got "
+                             f"{self.epsilon0!r}.")
         if self.procedure == "fdr" and self.method == "asymptotic":
             raise ValueError("procedure='fdr' needs e-values: use method='betting'.")
         if isinstance(self.target, str) and self.target != OVERALL and self.grid is None \
@@ -287,6 +304,10 @@ class FairnessMonitor(BaseEstimator):
         self._low = np.zeros(0)
         self._high = np.zeros(0)
         self._max_log_e = np.zeros(0)
+        self._t_log = np.zeros((0, 2))
+        self._t_lam = np.zeros((0, 2))
+        self._t_a = np.zeros((0, 2))
+        self._t_max = np.zeros(0)
         self._since = np.zeros(0, dtype=np.int64)
         self._n_initial = 0
         self._n_new = 0
@@ -348,6 +369,10 @@ class FairnessMonitor(BaseEstimator):
         self._low = np.concatenate([self._low, np.zeros(s)])
         self._high = np.concatenate([self._high, np.ones(s)])
         self._max_log_e = np.concatenate([self._max_log_e, np.zeros(s)])
+        self._t_log = np.concatenate([self._t_log, np.zeros((s, 2))])
+        self._t_lam = np.concatenate([self._t_lam, np.zeros((s, 2))])
+        self._t_a = np.concatenate([self._t_a, np.ones((s, 2))])
+        self._t_max = np.concatenate([self._t_max, np.zeros(s)])
         self._since = np.concatenate([self._since, np.full(s, -1, dtype=np.int64)])
         pad = np.zeros((s, self._log_up.shape[1]))
         self._log_up = np.concatenate([self._log_up, pad])
@@ -449,6 +474,8 @@ class FairnessMonitor(BaseEstimator):
             d_up, d_down = log_capital_step(k_b[idx], n_b[idx] - k_b[idx], lam, self._grid())
             self._log_up[idx] += d_up
             self._log_down[idx] += d_down
+        if self._paired_on():
+            self._paired_update(look, n_b, k_b, counts["total"])
         self._n[active] += n_b[active]
         self._k[active] += k_b[active]
         self.n_looks_ = look
@@ -478,7 +505,84 @@ class FairnessMonitor(BaseEstimator):
         return grid_points(self.grid_size)
 
     def _alphas(self):
-        return self.alpha * self._weights
+        """Each stream's level for its CS (half its share when it has a paired test)."""
+        if not self._paired_on():
+            return self.alpha * self._weights
+        return self.alpha * self._weights * np.where(self._partners() != -1, 0.5, 1.0)
+
+    def _signed_test(self):
+        """Two-sided test of equal rates: one bettor of either sign (Chugg et al.)."""
+        return self.alternative == "two-sided" and float(self.epsilon0) == 0.0
+
+    def _paired_on(self):
+        if not self.paired or self.method != "betting":
+            return False
+        if isinstance(self.target, str):
+            return self.target != OVERALL or float(self.epsilon0) == 0.0
+        return False
+
+    def _partners(self):
+        """Partner of every stream in its paired test: a stream index, ``-2`` (the rest of
+        the rows) or ``-1`` (no test)."""
+        key = (len(self.names_), self.target)
+        if getattr(self, "_partners_key", None) == key:
+            return self._partner_of
+        partner = np.full(len(self.names_), -1, dtype=np.intp)
+        col = self._collection
+        if col is not None and self._paired_on():
+            pos = {n: j for j, n in enumerate(col.names)}
+            if self.target == OVERALL:
+                partner[[j for j, n in enumerate(self.names_) if n in pos]] = -2
+            elif self.target in pos:
+                ref = col.cell_membership[:, pos[self.target]]
+                r = self.names_.index(self.target)
+                for j, n in enumerate(self.names_):
+                    if n in pos and n != self.target and not np.any(
+                            col.cell_membership[:, pos[n]] & ref):
+                        partner[j] = r
+        self._partners_key = key
+        self._partner_of = partner
+        return partner
+
+    def _paired_sides(self):
+        """Boundaries ``(d⁺, d⁻)`` of the two one-sided paired tests."""
+        eps = float(self.epsilon0)
+        if self.alternative == "two-sided":
+            return abs(eps), -abs(eps)
+        return eps, eps
+
+    def _paired_update(self, look, n_b, k_b, total):
+        partner = self._partners()
+        ok = (partner != -1) & (self._registered < look)
+        ref = partner >= 0
+        ok[ref] &= self._registered[partner[ref]] < look
+        idx = np.flatnonzero(ok)
+        if not idx.size:
+            return
+        p = partner[idx]
+        n_p = np.where(p >= 0, n_b[np.maximum(p, 0)], total[0] - n_b[idx])
+        k_p = np.where(p >= 0, k_b[np.maximum(p, 0)], total[1] - k_b[idx])
+        _, up, down, same = expected_pairs(n_b[idx], k_b[idx], n_p, k_p)
+        signed = self._signed_test()
+        sides = tuple(zip((1.0, -1.0), self._paired_sides(), strict=True))
+        for col, (side, d) in enumerate(sides[:1] if signed else sides):
+            cap = BET_CAP / (1.0 + side * d)
+            lam = self._t_lam[idx, col]
+            inc, grad, grad2 = paired_step(up, down, same, lam, d, side)
+            self._t_log[idx, col] += inc
+            self._t_lam[idx, col], self._t_a[idx, col] = ons_update(
+                lam, self._t_a[idx, col], grad, grad2, cap, signed=signed)
+        self._t_max[idx] = np.maximum(self._t_max[idx], self._test_log_e(idx))
+
+    def _test_log_e(self, idx):
+        """Log e-value of the paired test of every stream ``idx`` at this look."""
+        if self.alternative == "greater":
+            return self._t_log[idx, 0]
+        if self.alternative == "less":
+            return self._t_log[idx, 1]
+        if self._signed_test():
+            return self._t_log[idx, 0]
+        return hedged_log_capital(self._t_log[idx, 0], self._t_log[idx, 1])
 
     def _stream_counts(self, counts):
         """``(n, k)`` of every stream in the batch."""
@@ -576,6 +680,7 @@ class FairnessMonitor(BaseEstimator):
             alternative=self.alternative, epsilon0=eps, alpha=float(self.alpha),
             q=float(self.q), procedure=self.procedure, method=self.method,
             n_rows=int(self.n_rows_), n_looks=int(self.n_looks_), history=hist,
+            paired_tests=int((self._partners()[idx] != -1).sum()),
         )
 
     def _group_streams(self):
@@ -603,6 +708,11 @@ class FairnessMonitor(BaseEstimator):
             cs_flag = (d_low > abs(eps)) | (d_high < -abs(eps))
             certified = (d_low >= -abs(eps)) & (d_high <= abs(eps))
         e_values = self._e_values(idx, t_low, t_high)
+        tested = self._partners()[idx] != -1
+        if tested.any():
+            e_values = np.where(tested, np.exp(self._test_log_e(idx)), e_values)
+            test_alpha = self.alpha * self._weights[idx] * 0.5
+            cs_flag = cs_flag | (tested & (self._t_max[idx] >= np.log(1.0 / test_alpha)))
         if self.procedure == "fdr" and idx.size:
             flagged = weighted_ebh(e_values, self._weights[idx], self.q)
         else:
@@ -677,6 +787,7 @@ class FairnessMonitor(BaseEstimator):
             "weights": self._weights, "registered": self._registered, "n": self._n,
             "k": self._k, "low": self._low, "high": self._high, "max_log_e": self._max_log_e,
             "since": self._since, "log_up": self._log_up, "log_down": self._log_down,
+            "t_log": self._t_log, "t_lam": self._t_lam, "t_a": self._t_a, "t_max": self._t_max,
             "hist_look": self._hist_look, "hist_rows": self._hist_rows,
             "hist_low": self._hist_low, "hist_high": self._hist_high,
         }
@@ -729,8 +840,10 @@ class FairnessMonitor(BaseEstimator):
                 raise StateFileError("the state file's groups do not match its levels.")
         self.names_ = list(meta["names"])
         self._stream_of_group = None
+        self._partners_key = self._groups_key = None
         for name in ("weights", "registered", "n", "k", "low", "high", "max_log_e", "since",
-                     "log_up", "log_down", "hist_look", "hist_rows", "hist_low", "hist_high"):
+                     "log_up", "log_down", "hist_look", "hist_rows", "hist_low", "hist_high",
+                     "t_log", "t_lam", "t_a", "t_max"):
             setattr(self, f"_{name}", np.array(arrays[name]))
         self.labels_ = list(meta["labels"])
         self.n_looks_ = int(meta["n_looks"])

@@ -64,6 +64,9 @@ class MonitorResult:
     history : dict
         ``looks``, ``rows`` and the disparity CS ends ``low``, ``high`` (groups × snapshots)
         at up to 128 looks spread over the stream.
+    paired_tests : int
+        Groups that are also tested by a paired betting test against the target (their
+        share of ``alpha`` is split between their CS and the test).
     """
 
     names: tuple
@@ -94,6 +97,7 @@ class MonitorResult:
     n_rows: int
     n_looks: int
     history: dict = field(repr=False)
+    paired_tests: int = 0
 
     @property
     def pvalue(self) -> np.ndarray:
@@ -123,6 +127,10 @@ class MonitorResult:
               "true)")
         if self.method == "asymptotic":
             cs += ", in the large-sample limit only (asymptotic confidence sequences)"
+        if self.paired_tests:
+            cs += (f"; the flags of {self.paired_tests} group(s) also come from paired betting "
+                   "tests against the target, which share each group's part of alpha with "
+                   "its interval")
         if self.procedure == "fdr":
             level = self.q + self.target_alpha
             extra = (f" (q = {self.q:g} plus the target's share {self.target_alpha:.2g} of "
