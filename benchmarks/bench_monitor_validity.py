@@ -12,7 +12,9 @@ selection rate (a 0/1 metric on every row). A look follows every batch of ``--ba
 
 1. **FWER of the confidence sequences** (target: the overall rate, estimated: 60 streams,
    59 groups + the overall rate, each with its share ``0.9 alpha / 60`` of ``alpha = 0.05``,
-   the default ``new_level_share = 0.1`` kept for new levels). Cell selection rates are fixed
+   the default ``new_level_share = 0.1`` kept for new levels; the shares of a monitor with
+   ``paired=False`` or ``epsilon0 != 0``: with paired tests each group's CS gets half of its
+   share and misses less often). Cell selection rates are fixed
    draws in [0.02, 0.5]; group truths are exact. Per look the script draws the cells' rows
    (multinomial) and ones (binomial), sums them over the groups and updates every stream's
    hedged capital *at its true rate* (:func:`skfair_audit.monitor.simulate_crossings`'s
