@@ -64,11 +64,8 @@ from skfair_audit.group import (  # noqa: E402
     get_metric,
     intersections,
 )
-from skfair_audit.monitor._betting import (  # noqa: E402
-    hedged_log_capital,
-    log_capital_step,
-    plugin_bet,
-)
+from skfair_audit.monitor import simulate_crossings  # noqa: E402
+from skfair_audit.monitor._betting import log_capital_step, plugin_bet  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SHARES = {"A": [0.55, 0.30, 0.12, 0.03], "B": [0.70, 0.25, 0.05], "C": [0.80, 0.20]}
@@ -93,32 +90,22 @@ def design():
 
 
 def fwer_run(rng, n_streams, n_looks, batch, prob, member, rates):
-    """Share of streams where some stream's capital at its truth crosses, and when."""
+    """First look at which some stream's capital at its truth crosses (-1: never)."""
     truth_groups = (prob * rates) @ member / (prob @ member)
     truth = np.concatenate([[prob @ rates], truth_groups])  # overall first
-    s = truth.size
-    alpha_s = np.full(s, ALPHA * (1 - NEW_LEVEL_SHARE) / s)
-    threshold = np.log(1 / alpha_s)
-    log_up = np.zeros((n_streams, s))
-    log_down = np.zeros((n_streams, s))
-    n = np.zeros((n_streams, s))
-    k = np.zeros((n_streams, s))
-    first = np.full(n_streams, -1)
-    m = np.broadcast_to(truth, (n_streams, s))[..., None]
-    for look in range(n_looks):
-        rows = rng.multinomial(batch, prob, size=n_streams)
-        ones = rng.binomial(rows, rates)
-        b = np.column_stack([rows.sum(1), rows @ member])
-        o = np.column_stack([ones.sum(1), ones @ member])
-        lam = plugin_bet(n, k, b, alpha_s)
-        d_up, d_down = log_capital_step(o, b - o, lam, m)
-        log_up += d_up[..., 0]
-        log_down += d_down[..., 0]
-        n += b
-        k += o
-        crossed = (hedged_log_capital(log_up, log_down) >= threshold).any(axis=1)
-        first[crossed & (first < 0)] = look
-    return first
+    alpha_s = np.full(truth.size, ALPHA * (1 - NEW_LEVEL_SHARE) / truth.size)
+
+    def looks():
+        for _ in range(n_looks):
+            rows = rng.multinomial(batch, prob, size=n_streams)
+            ones = rng.binomial(rows, rates)
+            yield (np.column_stack([ones.sum(1), ones @ member]),
+                   np.column_stack([rows.sum(1), rows @ member]))
+
+    first = simulate_crossings(looks(), np.broadcast_to(truth, (n_streams, truth.size)),
+                               alpha_s)
+    return np.where((first >= 0).any(axis=1), np.where(first >= 0, first, n_looks).min(axis=1),
+                    -1)
 
 
 def fdr_run(rng, n_streams, n_looks, batch, prob, member, rates, fixed_looks):
