@@ -325,6 +325,10 @@ class FairnessMonitor(BaseEstimator):
             self._register_levels({self._columns()[0]: list(range(edges.size - 1))}, look=0)
         elif self.levels is not None:
             self._register_levels({c: list(self.levels[c]) for c in self._columns()}, look=0)
+        if (self.levels_ is not None and isinstance(self.target, str)
+                and self.target != OVERALL and self.target not in self.names_):
+            raise ValueError(f"the reference group {self.target!r} is not a group of the "
+                             "collection.")
 
     def _build_collection(self, levels):
         if self.grid is not None:

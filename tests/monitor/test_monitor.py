@@ -379,3 +379,30 @@ def test_crash_mid_write_leaves_the_last_complete_state(tmp_path):
             assert mon._n[0] == 200 * mon.n_looks_
             loaded.append(mon.n_looks_)
     assert loaded, "the writer never completed a save"
+
+
+def test_estimator_conventions_and_parameter_errors():
+    from sklearn.base import clone
+
+    mon = _monitor(alpha=0.1)
+    assert clone(mon).get_params() == mon.get_params()
+    assert clone(mon).fingerprint() == mon.fingerprint()
+    rng = np.random.default_rng(16)
+    mon.partial_fit(_batch(rng, 200))
+    mon.partial_fit(_batch(rng, 200))
+    assert mon.n_looks_ == 2
+    assert mon.fit(_batch(rng, 200)) is mon and mon.n_looks_ == 1  # fit starts afresh
+    assert not hasattr(clone(mon), "n_looks_")
+    for bad, match in (({"alpha": 1.5}, "alpha"), ({"procedure": "bh"}, "procedure"),
+                       ({"epsilon0": 1.0}, "epsilon0"), ({"metric": "nope"}, "unknown metric"),
+                       ({"grid": [0, 1], "levels": None}, "one protected column"),
+                       ({"target": "Caucasian"}, "group name")):
+        with pytest.raises(ValueError, match=match):
+            _monitor(**bad).partial_fit(_batch(rng, 50))
+    with pytest.raises(ValueError, match="continuous|0/1"):
+        FairnessMonitor(["sex"], metric="squared_error", levels={"sex": ["F", "M"]}).partial_fit(
+            _batch(rng, 50))
+    with pytest.raises(ValueError, match="reference group"):
+        _monitor(target="race=zz", levels=None).partial_fit(_batch(rng, 50))
+    with pytest.raises(ValueError, match="reference group"):
+        _monitor(target="race=zz").partial_fit(_batch(rng, 50))
