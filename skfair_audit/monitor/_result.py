@@ -51,7 +51,8 @@ class MonitorResult:
         Anytime-valid p-values :math:`\\min(1, 1/\\sup_{s \\le t} e_s)` (per group, not
         adjusted for multiplicity; ``nan`` for asymptotic CSs).
     alphas : ndarray
-        Each group's share of ``alpha``.
+        The level of each group's CS: its share of ``alpha`` (half of it when the group also
+        has a paired test).
     registered : ndarray of int
         Look at which each group was registered (it bets from the next look on).
     metric, target, alternative, procedure, method : str
