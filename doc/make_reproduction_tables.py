@@ -1290,7 +1290,8 @@ def monitoring_guide():
              "the first look with at least 5 flags (a user's rule)"}
     rows = []
     for key, cell in fdr["times"].items():
-        label = names.get(key, f"the fixed look {int(key.split('_')[1]):,}")
+        label = (names[key] if key in names
+                 else f"the fixed look {int(key.split('_')[1]):,}")
         rows.append([label, _share(cell["fdr"], cell["mc_se"]), pct(cell["share_reached"]),
                      f"{cell['mean_flagged_when_reached']:.1f}",
                      "yes" if cell["fdr"] <= fdr["q"] + 2 * cell["mc_se"] else "NO"])
