@@ -1392,7 +1392,7 @@ def monitoring_guide():
     out.append(
         f"\n**UCI Adult in a fixed random order** ({a['rows']:,} rows, a look every "
         f"{a['batch']} rows; selection rate of a logistic regression trained on "
-        f"{a['train_rows']:,} other rows; |disparity| > 5 points flagged, FWER 5%): "
+        f"{a['train_rows']:,} other rows; absolute disparity above 5 points flagged, FWER 5%): "
         + (", ".join(f"{n} (from {first(a['fwer'], n)} rows)" for n in a["fwer"]["flagged"])
            or "no group") + " flagged.\n")
     out.append("\n.. image:: ../../benchmarks/results/monitor_adult.png\n"

@@ -123,8 +123,8 @@ class FairnessMonitor(BaseEstimator):
     grid_size : int
         Points of the grid of means of the betting CSs (resolution ``1 / grid_size``).
     paired : bool
-        Also flag by paired betting tests of :math:`\varepsilon(G)` against
-        :math:`\varepsilon_0` (Chugg et al. 2023, with the online-Newton-step bet), when
+        Also flag by paired betting tests of :math:`\\varepsilon(G)` against
+        :math:`\\varepsilon_0` (Chugg et al. 2023, with the online-Newton-step bet), when
         the target is a reference group (for the groups disjoint from it) or the overall
         rate with ``epsilon0=0`` (each group against the rest). They detect sooner than two
         CSs compared; each group's share of α is then split equally between its CS and its
