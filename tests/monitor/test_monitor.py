@@ -406,3 +406,31 @@ def test_estimator_conventions_and_parameter_errors():
         _monitor(target="race=zz", levels=None).partial_fit(_batch(rng, 50))
     with pytest.raises(ValueError, match="reference group"):
         _monitor(target="race=zz").partial_fit(_batch(rng, 50))
+
+
+@pytest.mark.parametrize("protected, params", [
+    (["age"], {"grid": [18, 30, 45, 70]}),
+    (["s"], {"method": "asymptotic"}),
+    (["s"], {"target": "s=a", "procedure": "fdr"}),
+])
+def test_round_trip_of_every_kind(tmp_path, protected, params):
+    rng = np.random.default_rng(17)
+
+    def batch():
+        n = 300
+        pred = rng.integers(0, 2, n)
+        cols = ({"age": rng.uniform(18, 70, n)} if protected == ["age"]
+                else {"s": rng.choice(["a", "b", "c"], n)})
+        return pd.DataFrame({**cols, "y": pred, "y_pred": pred})
+
+    mon = FairnessMonitor(protected, **params)
+    for _ in range(4):
+        mon.partial_fit(batch())
+    mon.save(tmp_path / "s.npz")
+    back = FairnessMonitor.load(tmp_path / "s.npz", expected=FairnessMonitor(protected, **params))
+    pd.testing.assert_frame_equal(back.result().to_frame(), mon.result().to_frame())
+    nxt = batch()
+    back.partial_fit(nxt)
+    mon.partial_fit(nxt)
+    for name in ("_low", "_high", "_t_log", "_log_up", "_n"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(mon, name))
