@@ -15,10 +15,12 @@ _LAZY = {
     "FaithAuditor": "faith",
     "GroupDisparityAuditor": "group",
     "FairModelSelector": "model_selection",
+    "FairnessMonitor": "monitor",
     "datasets": None,
     "faith": None,
     "group": None,
     "model_selection": None,
+    "monitor": None,
     "report": None,
     "scale": None,
 }

@@ -25,6 +25,7 @@ import json
 import sys
 
 from ._cli_faith import add_parser as add_faith_parser
+from ._cli_monitor import add_parser as add_monitor_parser
 from ._console import (
     EXIT_ERROR,
     EXIT_PASS,
@@ -195,6 +196,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_demo(sub)
     _add_group(sub)
     add_faith_parser(sub)
+    add_monitor_parser(sub)
     return parser
 
 

@@ -236,6 +236,7 @@ def display_results():
         coefficient_path,
         l1_logistic_regression,
     )
+    from skfair_audit.monitor import FairnessMonitor
     from skfair_audit.report import AuditReport, group_section
 
     rng = np.random.default_rng(0)
@@ -259,6 +260,11 @@ def display_results():
         auditor=FaithAuditor(None, epsilon=0.0, n_resamples=100), random_state=0).fit(X, y)
     x = rng.uniform(0, 5, 300)
     covered = (rng.random(300) < 0.9).astype(int)
+    monitor = FairnessMonitor(["sex", "age", "priors"], metric="error_rate", epsilon0=0.02,
+                              levels={c: sorted(set(groups[c])) for c in groups})
+    for start in range(0, n, 100):
+        monitor.partial_fit(groups.iloc[start:start + 100], y[start:start + 100],
+                            y_pred[start:start + 100])
     return {
         "FaithResult": faith,
         "FaithSensitivityResult": faith_sensitivity({"default": auditor}, X[1000:], y[1000:],
@@ -281,5 +287,6 @@ def display_results():
                                                        degree=2, **common),
         "CoefficientPath": coefficient_path(selector.estimator, selector.param_grid_, X, y),
         "FairModelSelector": selector,
+        "MonitorResult": monitor.result(),
         "AuditReport": AuditReport("Example report", "a toy rule", (group_section(flags),)),
     }

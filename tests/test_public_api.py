@@ -18,7 +18,8 @@ numpydoc_validate = pytest.importorskip("numpydoc.validate")
 from numpydoc.docscrape import NumpyDocString  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SUBPACKAGES = ("datasets", "faith", "group", "model_selection", "report", "scale", "utils")
+SUBPACKAGES = ("datasets", "faith", "group", "model_selection", "monitor", "report", "scale",
+               "utils")
 
 #: numpydoc checks every public object must pass: a docstring with a summary, every
 #: parameter documented and none invented, a Returns section for functions.

@@ -1,0 +1,280 @@
+"""Power of the fairness monitor on two groups, against Chugg et al.'s ONS test and the
+fixed-horizon test; detection delay under a distribution shift.
+
+Usage::
+
+    python benchmarks/bench_monitor_power.py [--reps 200] [--max-rows 1000000]
+        [--seed 20261202]
+
+Setting (Chugg, Cortes-Gomez, Wilder & Ramdas 2023, "Auditing fairness by betting", their
+synthetic two-group setting): rows arrive in batches of 100, half from group A, half from
+group B (50 each per batch); a 0/1 outcome (e.g. the model's positive decision) with rate
+0.3 in group B and 0.3 + delta in group A, delta in {0.02, 0.05, 0.10}; level alpha = 0.05.
+
+* **Monitor** (:class:`skfair_audit.monitor.FairnessMonitor` arithmetic with its defaults,
+  vectorised over replications with the library's own functions): target the reference
+  group B, alternative two-sided, epsilon0 = 0, levels declared (no share kept for new
+  levels). Group A's share alpha / 2 is split between its betting CS and its paired test
+  (alpha / 4 each), B's CS gets alpha / 2; the alarm is the first look at which the disparity
+  CS ``[l_A - u_B, u_A - l_B]`` excludes 0 or the paired test (expected log-capital over a
+  random matching of the batch's rows, ONS bet updated once per batch) crosses
+  ``4 / alpha``. Grid of 500 points, as the default.
+* **Chugg et al. ONS** (reimplemented from the paper, Algorithm 1 with the online Newton step
+  bet): pair the t-th row of A with the t-th of B, ``g_t = X_t - Y_t``, wealth
+  ``prod (1 - lambda_t g_t)``, ``lambda`` by ONS clipped to [-1/2, 1/2]; alarm when the wealth
+  exceeds ``1/alpha``. Rows until the alarm are ``2 t`` (a pair is one row of each group).
+* **Fixed horizon at the oracle's horizon**: the smallest total sample size at which the
+  fixed-sample two-sided bound for ``mu_A - mu_B`` at level alpha excludes 0 with 80% power
+  (normal approximation, ``n`` per group ``(z_{1-alpha/2} + z_{0.8})^2 (s_A^2 + s_B^2) /
+  delta^2``), checked by simulating
+  :meth:`skfair_audit.group.AuditSummary.certify_bounds` (B = 500) at that size.
+* **The monitor's paired test alone at the full alpha** (same run): what the monitor's test
+  construction gives when it gets all of alpha, as Chugg et al.'s test does.
+* **No disparity**: the share of replications with an alarm up to the cap (false alarms).
+* **Shift**: the same stream, but group A's rate moves from 0.3 to 0.3 + delta only after
+  half of ``--shift-rows`` rows: alarms before the change (false alarms: there is no
+  disparity yet) and the delay after the change (median rows from the change to the alarm).
+
+Rows until the alarm are capped at ``--max-rows``; medians are reported with the share of
+replications that alarmed. Writes ``benchmarks/results/monitor_power.json``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+from scipy import stats  # noqa: E402
+
+import skfair_audit  # noqa: E402
+from skfair_audit.group import AuditSummary, DegenerateBootstrapWarning  # noqa: E402
+from skfair_audit.monitor._betting import (  # noqa: E402
+    BET_CAP,
+    expected_pairs,
+    grid_interval,
+    grid_points,
+    log_capital_step,
+    ons_update,
+    paired_step,
+    plugin_bet,
+)
+
+RESULTS = Path(__file__).resolve().parent / "results"
+BASE = 0.3
+ALPHA = 0.05
+HALF = 50  # rows of each group per batch
+DELTAS = (0.02, 0.05, 0.10)
+GRID = 500
+ONS_CONST = 2 / (2 - np.log(3))
+
+
+def monitor_alarm_rows(rng, reps, rate_a, rate_b, max_looks):
+    """Rows until the monitor flags group A against the reference B: its disparity CS
+    excludes 0 or its paired test crosses; ``inf`` if never.
+
+    The monitor's arithmetic with the default ``paired=True``: group A's share ``alpha / 2``
+    is split between its CS and its paired test (``alpha / 4`` each), B's CS gets ``alpha / 2``.
+    ``rate_a`` may be a function of the look (a shift)."""
+    m = grid_points(GRID)
+    alpha_s = np.concatenate([np.full(reps, ALPHA / 4), np.full(reps, ALPHA / 2)])
+    log_t = np.log(1 / alpha_s)
+    test_threshold = np.log(4 / ALPHA)
+    t_log = np.zeros(reps)
+    t_lam = np.zeros(reps)
+    t_a = np.ones(reps)
+    log_up = np.zeros((2 * reps, m.size))
+    log_down = np.zeros((2 * reps, m.size))
+    n = np.zeros(2 * reps)
+    k = np.zeros(2 * reps)
+    low = np.zeros(2 * reps)
+    high = np.ones(2 * reps)
+    alarm = np.full(reps, np.inf)
+    alone = np.full(reps, np.inf)  # the paired test alone, at the full alpha
+    for look in range(max_looks):
+        pa = rate_a(look) if callable(rate_a) else rate_a
+        ones = np.concatenate([rng.binomial(HALF, pa, reps), rng.binomial(HALF, rate_b, reps)])
+        b = np.full(2 * reps, HALF)
+        _, up, down, same = expected_pairs(b[:reps], ones[:reps], b[reps:], ones[reps:])
+        inc, grad, grad2 = paired_step(up, down, same, t_lam, 0.0, 1.0)
+        t_log += inc
+        t_lam, t_a = ons_update(t_lam, t_a, grad, grad2, BET_CAP, signed=True)
+        lam = plugin_bet(n, k, b, alpha_s)
+        d_up, d_down = log_capital_step(ones, b - ones, lam, m)
+        log_up += d_up
+        log_down += d_down
+        n += b
+        k += ones
+        lo, hi = grid_interval(log_up, log_down, log_t, m)
+        low = np.maximum(low, np.nan_to_num(lo, nan=0.0))
+        high = np.minimum(high, np.nan_to_num(hi, nan=1.0))
+        d_low = low[:reps] - high[reps:]
+        d_high = high[:reps] - low[reps:]
+        hit = ((d_low > 0) | (d_high < 0) | (t_log >= test_threshold)) & ~np.isfinite(alarm)
+        alarm[hit] = (look + 1) * 2 * HALF
+        alone[(t_log >= np.log(1 / ALPHA)) & ~np.isfinite(alone)] = (look + 1) * 2 * HALF
+        if np.isfinite(alarm).all() and np.isfinite(alone).all():
+            break
+    return alarm, alone
+
+
+def ons_alarm_rows(rng, reps, rate_a, rate_b, max_pairs):
+    """Rows until Chugg et al.'s ONS betting test rejects (``2 x`` pairs); ``inf`` if never."""
+    wealth = np.zeros(reps)  # log wealth
+    lam = np.zeros(reps)
+    z2 = np.zeros(reps)
+    alarm = np.full(reps, np.inf)
+    threshold = np.log(1 / ALPHA)
+    block = 1000
+    for start in range(0, max_pairs, block):
+        size = min(block, max_pairs - start)
+        pa = np.array([rate_a(t // HALF) if callable(rate_a) else rate_a
+                       for t in range(start, start + size)])
+        x = (rng.random((size, reps)) < pa[:, None]).astype(float)
+        y = (rng.random((size, reps)) < rate_b).astype(float)
+        for t in range(size):
+            g = x[t] - y[t]
+            wealth += np.log1p(-lam * g)
+            hit = (wealth > threshold) & ~np.isfinite(alarm)
+            alarm[hit] = 2 * (start + t + 1)
+            zt = g / (1 - lam * g)
+            z2 += zt**2
+            lam = np.clip(lam - ONS_CONST * zt / (1 + z2), -0.5, 0.5)
+        if np.isfinite(alarm).all():
+            break
+    return alarm
+
+
+def oracle_rows(delta):
+    """Total rows (both groups) at which the fixed-sample test has 80% power (normal
+    approximation)."""
+    z = stats.norm.ppf(1 - ALPHA / 2) + stats.norm.ppf(0.8)
+    var = BASE * (1 - BASE) + (BASE + delta) * (1 - BASE - delta)
+    return 2 * int(np.ceil(z**2 * var / delta**2))
+
+
+def fixed_horizon_power(rng, rows, delta, reps, n_resamples):
+    """Share of audits at ``rows`` rows whose simultaneous bound for A - B excludes 0."""
+    per = rows // 2
+    hits = 0
+    for _ in range(reps):
+        ya = (rng.random(per) < BASE + delta).astype(int)
+        yb = (rng.random(per) < BASE).astype(int)
+        y_pred = np.concatenate([ya, yb])
+        group = np.array(["A"] * per + ["B"] * per, dtype=object)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateBootstrapWarning)
+            summary = AuditSummary.from_rows(y_pred, y_pred, {"g": group},
+                                             metric="selection_rate", target="g=B")
+            res = summary.certify_bounds(alternative="two-sided", alpha=ALPHA,
+                                         n_resamples=n_resamples,
+                                         random_state=int(rng.integers(2**31)))
+        j = list(res.names).index("g=A")
+        hits += bool(res.lower[j] > 0 or res.upper[j] < 0)
+    return hits / reps
+
+
+def summarise(rows, cap):
+    rows = np.asarray(rows, dtype=float)
+    return {"median_rows": float(np.median(rows)) if np.isfinite(np.median(rows)) else None,
+            "quartiles": [float(q) if np.isfinite(q) else None
+                          for q in np.quantile(rows, [0.25, 0.75])],
+            "share_alarmed": float(np.isfinite(rows).mean()), "cap_rows": cap}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=200)
+    parser.add_argument("--max-rows", type=int, default=1_000_000)
+    parser.add_argument("--shift-rows", type=int, default=200_000)
+    parser.add_argument("--fixed-reps", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=20261202)
+    parser.add_argument("--output", default="monitor_power")
+    args = parser.parse_args(argv)
+    out = {"command": "python benchmarks/bench_monitor_power.py "
+                      + " ".join(argv if argv is not None else sys.argv[1:]),
+           "reps": args.reps, "alpha": ALPHA, "base_rate": BASE, "batch": 2 * HALF,
+           "max_rows": args.max_rows, "seed": args.seed,
+           "load_average_at_start": os.getloadavg(),
+           "versions": {"python": platform.python_version(), "numpy": np.__version__,
+                        "skfair_audit": skfair_audit.__version__},
+           "power": [], "shift": []}
+    start_all = time.perf_counter()
+    max_looks = args.max_rows // (2 * HALF)
+    for i, delta in enumerate(DELTAS):
+        t0 = time.perf_counter()
+        ours, alone = monitor_alarm_rows(np.random.default_rng([args.seed, 1, i]), args.reps,
+                                         BASE + delta, BASE, max_looks)
+        t1 = time.perf_counter()
+        ons = ons_alarm_rows(np.random.default_rng([args.seed, 2, i]), args.reps,
+                             BASE + delta, BASE, args.max_rows // 2)
+        t2 = time.perf_counter()
+        oracle = oracle_rows(delta)
+        power = fixed_horizon_power(np.random.default_rng([args.seed, 3, i]), oracle, delta,
+                                    args.fixed_reps, 500)
+        row = {"delta": delta, "monitor": summarise(ours, args.max_rows),
+               "paired_test_alone_full_alpha": summarise(alone, args.max_rows),
+               "chugg_ons": summarise(ons, args.max_rows),
+               "fixed_horizon_oracle_rows": oracle,
+               "fixed_horizon_power_at_oracle_rows": power,
+               "fixed_horizon_reps": args.fixed_reps,
+               "seconds": {"monitor": t1 - t0, "ons": t2 - t1,
+                           "fixed": time.perf_counter() - t2}}
+        m, c = row["monitor"]["median_rows"], row["chugg_ons"]["median_rows"]
+        row["ratio_monitor_to_ons"] = m / c if m and c else None
+        a = row["paired_test_alone_full_alpha"]["median_rows"]
+        row["ratio_paired_alone_to_ons"] = a / c if a and c else None
+        row["ratio_monitor_to_oracle"] = m / oracle if m else None
+        row["ratio_ons_to_oracle"] = c / oracle if c else None
+        out["power"].append(row)
+        print(json.dumps(row), flush=True)
+    # no disparity: false alarms of both up to the cap
+    ours, alone = monitor_alarm_rows(np.random.default_rng([args.seed, 6]), args.reps, BASE,
+                                     BASE, max_looks)
+    ons = ons_alarm_rows(np.random.default_rng([args.seed, 7]), args.reps, BASE, BASE,
+                         args.max_rows // 2)
+    out["null"] = {
+        name: {"share_alarmed": float(np.isfinite(r).mean()),
+               "mc_se": float(np.sqrt(max(np.isfinite(r).mean()
+                                          * (1 - np.isfinite(r).mean()), 1e-12) / args.reps))}
+        for name, r in (("monitor", ours), ("paired_test_alone_full_alpha", alone),
+                        ("chugg_ons", ons))}
+    print(json.dumps(out["null"]), flush=True)
+    change = args.shift_rows // 2
+    change_look = change // (2 * HALF)
+    for i, delta in enumerate(DELTAS):
+        def rate(look, delta=delta):
+            return BASE + (delta if look >= change_look else 0.0)
+        ours, _ = monitor_alarm_rows(np.random.default_rng([args.seed, 4, i]), args.reps,
+                                     rate, BASE, args.max_rows // (2 * HALF))
+        ons = ons_alarm_rows(np.random.default_rng([args.seed, 5, i]), args.reps, rate, BASE,
+                             args.max_rows // 2)
+        row = {"delta": delta, "change_at_rows": change}
+        for name, rows in (("monitor", ours), ("chugg_ons", ons)):
+            before = rows <= change
+            delay = rows[~before] - change
+            row[name] = {"false_alarm_before_change": float(before.mean()),
+                         "mc_se": float(np.sqrt(max(before.mean() * (1 - before.mean()),
+                                                    1e-12) / args.reps)),
+                         **summarise(delay, args.max_rows - change)}
+        out["shift"].append(row)
+        print(json.dumps(row), flush=True)
+    out["elapsed_seconds"] = time.perf_counter() - start_all
+    out["load_average_at_end"] = os.getloadavg()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{args.output}.json").write_text(json.dumps(out, indent=2) + "\n")
+    print(f"wrote {RESULTS / (args.output + '.json')}")
+
+
+if __name__ == "__main__":
+    main()
