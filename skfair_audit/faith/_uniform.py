@@ -32,11 +32,13 @@ along the segments.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
+from threadpoolctl import ThreadpoolController
 
 from .._resampling import (
     DEFAULT_MEMORY_LIMIT,
@@ -213,7 +215,7 @@ def common_weights(problem, pieces: _Pieces, subset=None, squares=None, on_suppo
 
 
 def piece_moments(problem, pieces: _Pieces, f, subset=None, squares=None, on_support=False,
-                  common=None):
+                  common=None, dots=None):
     """Mean and second moment of ``a_Z(λ_t)`` under frequency vectors ``f``.
 
     Parameters
@@ -230,6 +232,9 @@ def piece_moments(problem, pieces: _Pieces, f, subset=None, squares=None, on_sup
         Whether ``f`` holds only the frequencies of the cells in ``problem.support``.
     common : dict, optional
         :func:`common_weights` of the same arguments, when the caller keeps them.
+    dots : dict, optional
+        ``f · common[name]`` for every name, when the caller computed them (a bootstrap
+        batch does it in one matrix product).
 
     Returns
     -------
@@ -243,13 +248,15 @@ def piece_moments(problem, pieces: _Pieces, f, subset=None, squares=None, on_sup
     lam, prefix = pieces.multiplier[index], pieces.prefix[index]
     end = int(prefix.max()) if prefix.size else 0
     start = int(prefix.min()) if prefix.size else 0
-    if common is None:
-        common = common_weights(problem, pieces, subset, squares, on_support)
+    if dots is None:
+        if common is None:
+            common = common_weights(problem, pieces, subset, squares, on_support)
+        dots = {name: row_dot(f, weights) for name, weights in common.items()}
     rows = problem.segment_position if on_support else problem.segment_row
     mass = f[:, rows[start:end]]
 
     def summed(name, increments):
-        return (row_dot(f, common[name])[:, None]
+        return (dots[name][:, None]
                 + _prefix_sums(mass, increments[start:end])[:, prefix - start])
 
     m1 = summed("gain", problem.segment_gain) - lam * summed("cost", problem.segment_cost)
@@ -315,10 +322,22 @@ class _MaxT:
 
     def __call__(self, counts):
         f = np.asarray(counts, dtype=float) / self.n  # over problem.support
+        names = list(self.common)
+        # Every shared dot product in one pass over the batch. One BLAS thread: the bits
+        # then depend on the batch alone, not on how many threads a joblib worker has.
+        with _blas().limit(limits=1, user_api="blas"):
+            products = f @ np.column_stack([self.common[name] for name in names])
+        dots = {name: products[:, k] for k, name in enumerate(names)}
         m1, m2 = piece_moments(self.problem, self.pieces, f, self.subset, self.squares,
-                               on_support=True, common=self.common)
+                               on_support=True, dots=dots)
         se = regularised_se(m1, m2, self.n, self.spread)
         return np.max(_standardise(self.means - m1, se), axis=1)
+
+
+@functools.cache
+def _blas():
+    """The process's thread-pool controller (finding the BLAS libraries once)."""
+    return ThreadpoolController()
 
 
 def _standardise(deviation, se):

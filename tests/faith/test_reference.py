@@ -207,3 +207,24 @@ def test_first_audit_of_getting_started_on_continuous_adult(adult_continuous):
     assert result.n == len(y_audit)
     assert "reference individuals fixed at fit" in result.guarantee()
     assert "FaiTH audit (uniform bounds" in str(result)
+
+
+def test_bootstrap_identical_for_any_n_jobs_and_backend():
+    """Row draws and the batch's matrix product: the same bits serially, with loky workers
+    (fewer BLAS threads each) and with threads."""
+    from joblib import parallel_config
+
+    rng = np.random.default_rng(10)
+    model = _model(rng)
+    training = _draw(rng, 300)
+    X, y = _draw(rng, 400)
+    kwargs = dict(protected=[0], metric="protected_euclidean", epsilon=0.05, n_resamples=60,
+                  batch_size=16, random_state=3)
+    serial = FaithAuditor(model, **kwargs).fit(*training).audit(X, y)
+    assert serial.n_cells > 400  # distinct continuous rows: the bootstrap draws the rows
+    for backend in ("loky", "threading"):
+        with parallel_config(backend=backend):
+            parallel = FaithAuditor(model, n_jobs=2, **kwargs).fit(*training).audit(X, y)
+        np.testing.assert_array_equal(parallel.bootstrap_distribution,
+                                      serial.bootstrap_distribution)
+        assert parallel.upper_bound == serial.upper_bound
