@@ -85,8 +85,7 @@ def group_section(result, *, title="Group fairness", key="group", description=""
         ax = result.plot(max_groups=max_groups, **gate)
         figures = (Figure.from_matplotlib(
             f"{key}_plot",
-            f"{metric}: disparity per group with its {result.interval_description}; "
-            + result.describe_plot(max_groups=max_groups, **gate),
+            f"{metric}: " + result.plot_caption(max_groups=max_groups, **gate),
             ax,
         ),)
     return Section(key=key, title=title, guarantee=result.guarantee(),
