@@ -16,6 +16,7 @@ from ._console import (
     command_line,
     non_negative,
     probability,
+    run_extras,
     run_quietly,
     write_report,
 )
@@ -179,6 +180,7 @@ def run_faith(args, argv=()) -> int:
                 faith_section(result, heatmap_rows=list(args.protected)),
             ),
             command=command_line(argv),
+            extras=run_extras([args.data, args.metric_data], model=args.model),
         )
         write_report(report, args.report, progress)
     return code

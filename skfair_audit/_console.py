@@ -10,7 +10,7 @@ import time
 import warnings
 from pathlib import Path
 
-from ._io import UserError, first_line
+from ._io import PARQUET_SUFFIXES, PICKLE_SUFFIXES, UserError, first_line
 from .utils import POSITIVE_INT, PROBABILITY, Interval, format_value
 
 EXIT_PASS = 0
@@ -58,10 +58,28 @@ def check_report_path(path, option="--report"):
     return path
 
 
+def run_extras(tables=(), model=None):
+    """The extras of ``skfair_audit`` a command-line run used, for its report's install line:
+    pandas (reading tables), plot (the figures), skops (a ``.skops`` model) and pyarrow for
+    Parquet files."""
+    extras = ["pandas", "plot"]
+    if model is not None and Path(model).suffix.lower() not in PICKLE_SUFFIXES:
+        extras.append("skops")
+    if any(t and Path(t).suffix.lower() in PARQUET_SUFFIXES for t in tables):
+        extras.append("pyarrow")
+    return tuple(extras)
+
+
 def write_report(report, path, progress, option="--report"):
-    """Write the report into ``path`` (a folder, or ``.html`` / ``.json`` / ``.md`` file)."""
+    """Write the report into ``path`` (a folder, or ``.html`` / ``.json`` / ``.md`` file).
+
+    Folders that do not exist yet are created, and the progress says so; figures that could
+    not be drawn (no matplotlib) are noted in the report and warned about on stderr.
+    """
     path = check_report_path(path, option)
     suffix = path.suffix.lower()
+    folder = path.parent if suffix else path
+    missing_folder = next((p for p in (folder, *folder.parents) if p.exists()), None) != folder
     try:
         if suffix in (".html", ".htm"):
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,7 +97,16 @@ def write_report(report, path, progress, option="--report"):
             written = list(report.write(path).values())
     except OSError as exc:
         raise UserError(f"cannot write the report to {str(path)!r}: {first_line(exc)}") from None
+    if missing_folder:
+        progress(f"created the folder {str(folder)!r} ({option})")
     progress(f"report written: {', '.join(str(p) for p in written)}")
+    missing = report.missing_figures
+    if missing:
+        progress.warn(
+            f"{len(missing)} of {len(report.figures)} figures of the report not drawn: "
+            "matplotlib is not installed (python -m pip install \"skfair_audit[plot]\"); the "
+            "report notes where each would be."
+        )
     return written
 
 

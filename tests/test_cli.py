@@ -488,3 +488,47 @@ def test_faith_bad_inputs(capsys, faith_files, tmp_path):
     code, _, err = run(capsys, "faith", "--model", tmp_path / "none.skops", *args,
                        "--delta", "0.05")
     assert_one_line_error(code, err, "no such file")
+
+
+# -- reports: what to install, missing figures, new folders (issue 24) --------------------
+def test_group_report_names_its_extras_and_the_folders_it_creates(capsys, trails, tmp_path):
+    biased, _ = trails
+    target = tmp_path / "new" / "deeper" / "rep.json"
+    plain = [a for a in GROUP if a != "--quiet"]
+    code, _, err = run(capsys, "group", biased, *plain, "--n-resamples", "50", "--report",
+                       target)
+    assert code in (EXIT_PASS, EXIT_UNFAIR)
+    assert f"created the folder {str(target.parent)!r} (--report)" in err
+    install = json.loads(target.read_text())["install"]
+    assert install.startswith('python -m pip install ".[pandas,plot]"'), install
+    # an existing folder is not announced
+    _, _, err = run(capsys, "group", biased, *plain, "--n-resamples", "50", "--report", target)
+    assert "created the folder" not in err
+
+
+@needs_skops
+def test_faith_report_names_skops_among_its_extras(capsys, faith_files, tmp_path):
+    folder, _ = faith_files
+    run(capsys, "faith", "--model", folder / "model.skops", *faith_args(folder), "--delta",
+        "0.9", "--report", tmp_path / "faith.md")
+    assert 'python -m pip install ".[pandas,plot,skops]"' in (tmp_path / "faith.md").read_text()
+
+
+def test_report_without_matplotlib_notes_each_missing_figure_and_warns(capsys, trails,
+                                                                       tmp_path, monkeypatch):
+    # Was: exit 0 and a report with none of its figures, no word of it.
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    biased, _ = trails
+    plain = [a for a in GROUP if a != "--quiet"]
+    code, _, err = run(capsys, "group", biased, *plain, "--n-resamples", "50", "--report",
+                       tmp_path / "rep")
+    assert code in (EXIT_PASS, EXIT_UNFAIR)
+    warnings = [line for line in err.splitlines() if line.startswith("skfair-audit: warning:")]
+    assert any("1 of 1 figures of the report not drawn: matplotlib is not installed" in w
+               and "skfair_audit[plot]" in w for w in warnings), err
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "Figure not drawn: matplotlib is not installed" in html and "<img" not in html

@@ -129,6 +129,9 @@ def test_demo_runs_on_real_data(compas_bunch, capsys, tmp_path, parse_report):
     assert list(sections) == ["data", "faith", "faith_eps1", "faith_splits", "ppv_bounds",
                               "ppv_flags", "fpr_flags", "selection"]
     assert report["command"].startswith("skfair-audit demo --fast")
+    # what to install to rerun it: the data loaders and the figures (was a bare
+    # "pip install .", which exits 2 in a fresh environment: pandas is required)
+    assert report["install"].startswith('python -m pip install ".[pandas,plot]"')
     markdown = (output / "report.md").read_text()
     assert markdown.startswith("# skfair_audit demonstration")
     links = re.findall(r"!\[[^\]]*\]\((figures/[^)]+\.png)\)", markdown)
