@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from ._console import (
     EXIT_PASS,
@@ -14,6 +15,8 @@ from ._console import (
     Progress,
     add_common,
     command_line,
+    in_option_words,
+    memory_size,
     non_negative,
     probability,
     run_extras,
@@ -80,7 +83,7 @@ def add_parser(sub):
                             "features; default), empirical (the audit rows and their copies "
                             "with other protected levels: continuous features), auto (grid on "
                             "categorical columns, empirical on numeric ones)")
-    faith.add_argument("--memory-limit", default="2GiB", metavar="SIZE",
+    faith.add_argument("--memory-limit", type=memory_size, default="2GiB", metavar="SIZE",
                        help="memory budget of each step of the audit, e.g. 500MB or 4GiB "
                             "(default 2GiB): a step that needs more stops with an error "
                             "naming the amount and the option that avoids it")
@@ -104,6 +107,7 @@ def run_faith(args, argv=()) -> int:
     from .utils import json_safe
 
     progress = Progress(args.quiet)
+    _check_options(args)  # before anything is loaded
     progress(f"loading the model {args.model}")
     model = load_model(args.model, trust=args.trust, unsafe_pickle=args.unsafe_pickle,
                        progress=progress)
@@ -111,12 +115,6 @@ def run_faith(args, argv=()) -> int:
     frame = read_table(args.data)
     require_columns(frame, [args.label], "--label")
     require_columns(frame, args.features, "--features")
-    outside = [p for p in args.protected if p not in args.features]
-    if outside:
-        raise UserError(
-            f"--protected: {', '.join(map(repr, outside))} must also be among --features "
-            f"({', '.join(args.features)})."
-        )
     check_no_missing_values(frame, [args.label, *args.features], "input")
     X, y = frame[list(args.features)], frame[args.label]
     if args.metric_data:
@@ -137,9 +135,12 @@ def run_faith(args, argv=()) -> int:
                                            if args.space == "grid" else ""))
     try:
         run_quietly(auditor.fit, progress, X_fit, y_fit)
-    except Exception as exc:  # bad settings, or the user's model failing on the grid
+    except MemoryLimitError as exc:
+        raise UserError(in_option_words(first_line(exc))) from None
+    except Exception as exc:  # the data's sample space, or the user's model failing on it
         raise UserError(
-            f"cannot audit the model on the sample space of --features: {first_line(exc)}"
+            "cannot audit the model on the sample space of --features: "
+            + in_option_words(first_line(exc))
         ) from None
     cells = (f"{auditor.space_.n_cells} cells" if auditor.space_kind_ == "grid"
              else "empirical sample space")
@@ -148,7 +149,7 @@ def run_faith(args, argv=()) -> int:
     try:
         result = run_quietly(auditor.audit, progress, X, y)
     except MemoryLimitError as exc:
-        raise UserError(f"{exc} (--memory-limit)") from None
+        raise UserError(in_option_words(first_line(exc))) from None
     unfair = bool(result.rejected)
     code = EXIT_UNFAIR if unfair else EXIT_PASS
     progress("done")
@@ -184,3 +185,25 @@ def run_faith(args, argv=()) -> int:
         )
         write_report(report, args.report, progress)
     return code
+
+
+def _check_options(args):
+    """The options that need no file: checked before the model or the data are loaded."""
+    outside = [p for p in args.protected if p not in args.features]
+    if outside:
+        raise UserError(
+            f"--protected: {', '.join(map(repr, outside))} must also be among --features "
+            f"({', '.join(args.features)})."
+        )
+    for option in ("features", "protected"):
+        names = getattr(args, option)
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise UserError(f"--{option} names {', '.join(map(repr, twice))} twice.")
+    if args.label in args.features:
+        raise UserError(f"--label {args.label!r} is also among --features: the model would "
+                        "be queried on the outcome it predicts.")
+    for option, path in (("--model", args.model), ("--data", args.data),
+                         ("--metric-data", args.metric_data)):
+        if path is not None and not Path(path).is_file():
+            raise UserError(f"{option} {str(path)!r}: no such file.")

@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 from ._io import PARQUET_SUFFIXES, PICKLE_SUFFIXES, UserError, first_line
+from ._resampling import parse_memory_limit
 from .utils import POSITIVE_INT, PROBABILITY, Interval, format_value
 
 EXIT_PASS = 0
@@ -116,13 +117,38 @@ def write_report(report, path, progress, option="--report"):
 OPTION_NAMES = {
     "pos_label": "--pos-label", "epsilon0": "--epsilon0", "n_resamples": "--n-resamples",
     "random_state": "--random-state", "min_size": "--min-size",
-    "confidence_level": "--confidence-level",
+    "confidence_level": "--confidence-level", "memory_limit": "--memory-limit",
 }
 _OPTION_PATTERN = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?![\w-])")
+#: Parameters whose names are also plain words ("space", "method"): replaced only in the
+#: Python spelling of a setting, ``space='empirical'`` (or ``FaithAuditor(space='grid')``).
+SETTING_NAMES = ("space", "method", "epsilon", "delta", "alternative", "direction", "degree",
+                 "bins", "depth", "alpha", "q")
+_VALUE = r"=(?:'([^']*)'|\"([^\"]*)\"|([\w.+-]+))"
+_SETTING_PATTERN = re.compile(r"\b(" + "|".join(SETTING_NAMES) + r")" + _VALUE)
+_CALL_PATTERN = re.compile(r"\b[A-Z]\w*\((" + "|".join(SETTING_NAMES) + r")" + _VALUE + r"\)")
+
+
+def _setting(match):
+    name, *values = match.groups()
+    value = next(v for v in values if v is not None)
+    return f"--{name.replace('_', '-')} {value}"
 
 
 def in_option_words(message):
-    """A library message with its parameter names replaced by the command line's options."""
+    """A library message in the command line's words: parameter names replaced by the
+    options, and Python settings (``space='empirical'``) by the options that make them
+    (``--space empirical``).
+
+    Examples
+    --------
+    >>> in_option_words("use the empirical sample space (space='empirical') or raise "
+    ...                 "memory_limit")
+    'use the empirical sample space (--space empirical) or raise --memory-limit'
+    >>> in_option_words("use FaithAuditor(space='empirical') or 'auto'")
+    "use --space empirical or 'auto'"
+    """
+    message = _SETTING_PATTERN.sub(_setting, _CALL_PATTERN.sub(_setting, message))
     return _OPTION_PATTERN.sub(lambda match: OPTION_NAMES[match.group(1)], message)
 
 
@@ -175,6 +201,18 @@ def option_type(convert, constraint):
 
     parse.__name__ = convert.__name__
     return parse
+
+
+def memory_size(text):
+    """``--memory-limit``: a byte count such as ``500MB`` or ``4GiB``, checked at once (by
+    the library's own rule, :func:`~skfair_audit._resampling.parse_memory_limit`)."""
+    try:
+        parse_memory_limit(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive byte count such as 500MB, 4GiB or 1000000, got {text!r}"
+        ) from None
+    return text
 
 
 probability = option_type(float, PROBABILITY)

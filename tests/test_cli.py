@@ -532,3 +532,46 @@ def test_report_without_matplotlib_notes_each_missing_figure_and_warns(capsys, t
                and "skfair_audit[plot]" in w for w in warnings), err
     html = (tmp_path / "rep" / "report.html").read_text()
     assert "Figure not drawn: matplotlib is not installed" in html and "<img" not in html
+
+
+# -- options checked before anything is loaded, in the command line's words (issue 24) ------
+@pytest.mark.parametrize("size", ["tiny", "0", "1e400", "2XB"])
+def test_bad_memory_limit_is_refused_before_loading_anything(capsys, faith_files, size):
+    folder, _ = faith_files
+    # The model does not exist: the option is refused first, by the parser (exit 2).
+    with pytest.raises(SystemExit) as info:
+        main(["faith", "--model", str(folder / "missing.skops"), *faith_args(folder),
+              "--delta", "0.05", "--memory-limit", size])
+    err = capsys.readouterr().err
+    assert info.value.code == EXIT_ERROR
+    assert "argument --memory-limit: expected a positive byte count" in err and "skops" not in err
+
+
+def test_faith_options_are_checked_before_the_model_is_loaded(capsys, faith_files):
+    folder, _ = faith_files
+    missing_model = folder / "missing.skops"
+    args = faith_args(folder)
+    not_protected = list(args)
+    not_protected[not_protected.index("--protected") + 1] = "sex"
+    code, _, err = run(capsys, "faith", "--model", missing_model, *not_protected, "--delta",
+                       "0.05")
+    assert_one_line_error(code, err, "--protected", "'sex'")
+    assert "loading the model" not in err
+    no_data = [a if not a.endswith("audit.csv") else str(folder / "none.csv") for a in args]
+    plain = [a for a in no_data if a != "--quiet"]
+    code, _, err = run(capsys, "faith", "--model", folder / "model.pkl", *plain, "--delta",
+                       "0.05")
+    assert_one_line_error(code, err, "--data", "none.csv", "no such file")
+    assert "loading the model" not in err
+
+
+@needs_skops
+def test_memory_limit_error_speaks_the_command_lines_words(capsys, faith_files):
+    # Was: "cannot audit the model on the sample space of --features: ... more than
+    # memory_limit = 1000 B ... (space='empirical')".
+    folder, _ = faith_files
+    code, _, err = run(capsys, "faith", "--model", folder / "model.skops", *faith_args(folder),
+                       "--delta", "0.05", "--memory-limit", "1KB")
+    assert_one_line_error(code, err, "more than --memory-limit = 1000 B", "--space empirical",
+                          "raise --memory-limit")
+    assert "space=" not in err and "memory_limit" not in err and "cannot audit" not in err
