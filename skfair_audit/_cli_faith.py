@@ -31,6 +31,7 @@ from ._io import (
     load_model,
     read_table,
     require_columns,
+    unseen_levels,
 )
 
 
@@ -115,6 +116,7 @@ def run_faith(args, argv=()) -> int:
     frame = read_table(args.data)
     require_columns(frame, [args.label], "--label")
     require_columns(frame, args.features, "--features")
+    _warn_unseen_levels(model, frame, args, progress)
     check_no_missing_values(frame, [args.label, *args.features], "input")
     X, y = frame[list(args.features)], frame[args.label]
     if args.metric_data:
@@ -207,3 +209,20 @@ def _check_options(args):
                          ("--metric-data", args.metric_data)):
         if path is not None and not Path(path).is_file():
             raise UserError(f"{option} {str(path)!r}: no such file.")
+
+
+def _warn_unseen_levels(model, frame, args, progress):
+    """Levels of the audit data the model's encoders never saw: its answers there are a guess
+    (an encoder that ignores unknown levels), and the grid grows by their cells."""
+    unseen = unseen_levels(model, frame, list(args.features))
+    if unseen:
+        rows = sum(frame[c].isin(v) for c, v in unseen.items()).astype(bool).sum()
+        what = "; ".join(
+            f"{'--protected' if c in args.protected else '--features'} {c}: "
+            f"{', '.join(map(repr, v))}" for c, v in unseen.items()
+        )
+        progress.warn(
+            f"{rows:,} audit row(s) have levels the model never saw in training ({what}): "
+            "the audit queries the model on them (its encoder's answer for an unknown "
+            "level), and the sample space has cells for them."
+        )

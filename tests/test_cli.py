@@ -575,3 +575,42 @@ def test_memory_limit_error_speaks_the_command_lines_words(capsys, faith_files):
     assert_one_line_error(code, err, "more than --memory-limit = 1000 B", "--space empirical",
                           "raise --memory-limit")
     assert "space=" not in err and "memory_limit" not in err and "cannot audit" not in err
+
+
+def test_faith_warns_about_levels_the_model_never_saw(capsys, tmp_path):
+    # Was silent: the model was trained on groups a and b, the audit has c too (the grid
+    # grows by c's cells, where the model's answers are its encoder's guess).
+    train, audit = _faith_data(seed=0), _faith_data(seed=1)
+    audit.loc[:99, "group"] = "c"
+    model = make_pipeline(OneHotEncoder(handle_unknown="ignore"), LogisticRegression()).fit(
+        train[["group", "priors"]], train.label)
+    with open(tmp_path / "model.pkl", "wb") as f:
+        pickle.dump(model, f)
+    audit.to_csv(tmp_path / "audit.csv", index=False)
+    args = [a for a in faith_args(tmp_path) if a != "--quiet"]
+    code, _, err = run(capsys, "faith", "--model", tmp_path / "model.pkl", "--unsafe-pickle",
+                       *args, "--delta", "0.05")
+    assert code in (EXIT_PASS, EXIT_UNFAIR)
+    warning = [line for line in err.splitlines() if "never saw" in line]
+    assert len(warning) == 1, err
+    assert "100 audit row(s)" in warning[0] and "--protected group: 'c'" in warning[0]
+    # levels it saw: no warning
+    train.to_csv(tmp_path / "audit.csv", index=False)
+    _, _, err = run(capsys, "faith", "--model", tmp_path / "model.pkl", "--unsafe-pickle",
+                    *args, "--delta", "0.05")
+    assert "never saw" not in err
+
+
+def test_single_row_warning_is_printed_once_in_the_command_lines_words(capsys, trails,
+                                                                      tmp_path):
+    biased, _ = trails
+    frame = pd.read_csv(biased)
+    frame.loc[frame.index[frame.y == 0][0], "race"] = "lonely"
+    frame.to_csv(tmp_path / "trail.csv", index=False)
+    plain = [a for a in GROUP if a != "--quiet"]
+    for procedure in ("bounds", "flag"):
+        _, _, err = run(capsys, "group", tmp_path / "trail.csv", *plain, "--metric", "fpr",
+                        "--procedure", procedure, "--n-resamples", "50")
+        warning = [line for line in err.splitlines() if "single row" in line]
+        assert len(warning) == 1, err
+        assert "false positive rate" in warning[0] and "p_star" not in warning[0]
