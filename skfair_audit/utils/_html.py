@@ -34,9 +34,10 @@ th, td { border: 1px solid #ccc; padding: .2em .5em; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 thead th { background: #f0f0f0; }
 tr.highlight td { background: #fff4e5; }
-dl.summary { display: grid; grid-template-columns: max-content auto; gap: .1em 1em; }
+dl.summary { display: grid; grid-template-columns: max-content auto; gap: .1em 1em;
+             width: auto; }
 dl.summary dt { font-weight: bold; }
-dl.summary dd { margin: 0; }
+dl.summary dt, dl.summary dd { float: none; width: auto; margin: 0; padding: 0; }
 figure { margin: 1em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figure.not-drawn .note { border: 1px dashed #b03a2e; color: #b03a2e; padding: 1em; }
