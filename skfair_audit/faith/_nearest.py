@@ -335,7 +335,7 @@ def prepare_metric_transport(
     rows=None,
     max_levels=32,
     leaf_size=256,
-    atol=1e-12,
+    rtol=1e-12,
     memory_limit=DEFAULT_MEMORY_LIMIT,
 ):
     """Prepare the FaiTH audit LP for costs ``|p_i - p_j| ** exponent`` without a ``K x K`` matrix.
@@ -370,8 +370,10 @@ def prepare_metric_transport(
         own; with more, the values are split into a tree of ranges (see Notes).
     leaf_size : int, default=256
         Destinations below which a range of many loss values is not split further.
-    atol : float, default=1e-12
-        Costs ``<= atol`` are free moves, as in :func:`prepare_transport`.
+    rtol : float, default=1e-12
+        Costs ``<= rtol`` times the largest cost are free moves, as in
+        :func:`prepare_transport` (relative, so that the units of the metric do not matter;
+        the largest cost is bounded by the diagonal of the points' bounding box).
     memory_limit : int, float, str or None, default="2GiB"
         Budget of the construction (linear in ``K``); refused beforehand when exceeded.
 
@@ -415,7 +417,7 @@ def prepare_metric_transport(
     if not np.all(np.isfinite(points)):
         raise ValueError("points must be finite (no NaN or inf).")
     exponent = _check_exponent(exponent)
-    atol = _check_tolerance(atol, "atol")
+    atol = _check_tolerance(rtol, "rtol") * _largest_cost(points, exponent)
     point_index = _check_index(point_index, n_cells, points.shape[0])
     groups = _check_groups(groups, n_cells)
     rows = _check_rows(rows, n_cells)
@@ -458,6 +460,15 @@ def prepare_metric_transport(
         by_row = np.argsort(row, kind="stable")
         parts = [{key: np.concatenate([p[key] for p in parts])[by_row] for key in parts[0]}]
     return assemble_problem(loss, base_gain, base_destination, parts, support=rows)
+
+
+def _largest_cost(points, exponent):
+    """An upper bound of every cost between the points: the bounding box's diagonal to the
+    power ``exponent`` (the scale of the relative zero-cost tolerance)."""
+    if points.shape[0] < 2:
+        return 0.0
+    extent = points.max(axis=0) - points.min(axis=0)
+    return float(_power_of_distance(np.array([float(extent @ extent)]), exponent)[0])
 
 
 def _merge_points(points, point_index, exponent, atol):
