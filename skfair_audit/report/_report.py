@@ -81,7 +81,7 @@ class Figure:
     def draw(cls, name, caption, draw, *, dpi=110):
         """The figure ``draw()`` returns (a matplotlib Figure or Axes), or, without
         matplotlib, a figure that is not drawn: the report shows a note where it would be
-        and :func:`~skfair_audit.report.AuditReport.write` leaves its file out.
+        and :meth:`AuditReport.write` leaves its file out.
 
         Parameters
         ----------
