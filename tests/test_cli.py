@@ -563,6 +563,13 @@ def test_faith_options_are_checked_before_the_model_is_loaded(capsys, faith_file
                        "0.05")
     assert_one_line_error(code, err, "--data", "none.csv", "no such file")
     assert "loading the model" not in err
+    twice = args[:args.index("--features") + 1] + ["group", "group"] + args[
+        args.index("--protected"):]
+    code, _, err = run(capsys, "faith", "--model", missing_model, *twice, "--delta", "0.05")
+    assert_one_line_error(code, err, "--features names 'group' twice")
+    label = [a if a != "priors" else "label" for a in args]
+    code, _, err = run(capsys, "faith", "--model", missing_model, *label, "--delta", "0.05")
+    assert_one_line_error(code, err, "--label 'label' is also among --features")
 
 
 @needs_skops
