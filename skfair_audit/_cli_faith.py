@@ -14,9 +14,9 @@ from ._console import (
     EXIT_UNFAIR,
     Progress,
     add_common,
+    check_memory_size,
     command_line,
     in_option_words,
-    memory_size,
     non_negative,
     probability,
     run_extras,
@@ -84,7 +84,7 @@ def add_parser(sub):
                             "features; default), empirical (the audit rows and their copies "
                             "with other protected levels: continuous features), auto (grid on "
                             "categorical columns, empirical on numeric ones)")
-    faith.add_argument("--memory-limit", type=memory_size, default="2GiB", metavar="SIZE",
+    faith.add_argument("--memory-limit", default="2GiB", metavar="SIZE",
                        help="memory budget of each step of the audit, e.g. 500MB or 4GiB "
                             "(default 2GiB): a step that needs more stops with an error "
                             "naming the amount and the option that avoids it")
@@ -209,6 +209,7 @@ def _check_options(args):
                          ("--metric-data", args.metric_data)):
         if path is not None and not Path(path).is_file():
             raise UserError(f"{option} {str(path)!r}: no such file.")
+    check_memory_size(args.memory_limit)
 
 
 def _warn_unseen_levels(model, frame, args, progress):

@@ -203,14 +203,15 @@ def option_type(convert, constraint):
     return parse
 
 
-def memory_size(text):
-    """``--memory-limit``: a byte count such as ``500MB`` or ``4GiB``, checked at once (by
-    the library's own rule, :func:`~skfair_audit._resampling.parse_memory_limit`)."""
+def check_memory_size(text, option="--memory-limit"):
+    """A memory budget option (``500MB``, ``4GiB``), checked by the library's own rule
+    (:func:`~skfair_audit._resampling.parse_memory_limit`) before anything is loaded."""
     try:
         parse_memory_limit(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive byte count such as 500MB, 4GiB or 1000000, got {text!r}"
+        raise UserError(
+            f"{option} {text!r} is not a byte count: write a positive size such as 500MB, "
+            "4GiB or 1000000 (bytes)."
         ) from None
     return text
 

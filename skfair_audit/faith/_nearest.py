@@ -462,15 +462,6 @@ def prepare_metric_transport(
     return assemble_problem(loss, base_gain, base_destination, parts, support=rows)
 
 
-def _largest_cost(points, exponent):
-    """An upper bound of every cost between the points: the bounding box's diagonal to the
-    power ``exponent`` (the scale of the relative zero-cost tolerance)."""
-    if points.shape[0] < 2:
-        return 0.0
-    extent = points.max(axis=0) - points.min(axis=0)
-    return float(_power_of_distance(np.array([float(extent @ extent)]), exponent)[0])
-
-
 def _merge_points(points, point_index, exponent, atol):
     """One point per distinct location (ties at distance zero need no search), and a single
     point when no two points are more than a cost of ``atol`` apart: every move is then free
@@ -774,3 +765,12 @@ def _hull_certificate(p, row, width, seg, base_gain, pair_src, pair_node, tree, 
     from_here = valid & (v_level >= tree.lo[node][:, None]) & (v_level <= tree.hi[node][:, None])
     top_cost = np.where(from_here, v_cost, -np.inf).max(axis=1)
     return value_ok & (c > top_cost)
+
+
+def _largest_cost(points, exponent):
+    """An upper bound of every cost between the points: the bounding box's diagonal to the
+    power ``exponent`` (the scale of the relative zero-cost tolerance)."""
+    if points.shape[0] < 2:
+        return 0.0
+    extent = points.max(axis=0) - points.min(axis=0)
+    return float(_power_of_distance(np.array([float(extent @ extent)]), exponent)[0])
