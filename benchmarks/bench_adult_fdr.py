@@ -7,7 +7,7 @@ pool.
 
 Usage::
 
-    SKFAIR_AUDIT_DATA=/work/shared/data python benchmarks/bench_adult_fdr.py [--quick]
+    SKFAIR_AUDIT_DATA=/path/to/data python benchmarks/bench_adult_fdr.py [--quick]
         [--reps 500] [--sizes 1000 5000 20000] [--seed 20240613]
 
 Design
@@ -275,7 +275,7 @@ def main(argv=None):
         writer.writeheader()
         writer.writerows(table)
     result = {
-        "command": "SKFAIR_AUDIT_DATA=/work/shared/data python benchmarks/bench_adult_fdr.py "
+        "command": "SKFAIR_AUDIT_DATA=/path/to/data python benchmarks/bench_adult_fdr.py "
                    + " ".join(sys.argv[1:] if argv is None else argv),
         "executable": sys.executable,
         "design": {

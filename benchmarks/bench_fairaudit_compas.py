@@ -2,7 +2,7 @@
 
 Usage (the venv of ``bench_group_performance.py``, which holds fairaudit and our package)::
 
-    SKFAIR_AUDIT_DATA=/work/shared/data /tmp/fa/bin/python benchmarks/bench_fairaudit_compas.py
+    SKFAIR_AUDIT_DATA=/path/to/data fairaudit-venv/bin/python benchmarks/bench_fairaudit_compas.py
         [--resamples 500] [--mc-seeds 10] [--seed 20240615]
 
 Single-threaded (``OMP/MKL/OPENBLAS_NUM_THREADS=1``, ``n_jobs=1``). Data:
@@ -273,7 +273,7 @@ def main(argv=None):
     ppv_seq, fpr_seq = np.random.SeedSequence(args.seed).spawn(2)
     print("(a) PPV certification", flush=True)
     result = {
-        "command": "SKFAIR_AUDIT_DATA=/work/shared/data /tmp/fa/bin/python "
+        "command": "SKFAIR_AUDIT_DATA=/path/to/data fairaudit-venv/bin/python "
                    "benchmarks/bench_fairaudit_compas.py " + " ".join(
                        sys.argv[1:] if argv is None else argv),
         "executable": sys.executable, "seed": args.seed,

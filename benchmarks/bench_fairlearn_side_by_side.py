@@ -3,7 +3,7 @@
 Usage (fairlearn 0.15.0 installed next to the package; ``pip install --dry-run fairlearn``
 changes no installed package)::
 
-    SKFAIR_AUDIT_DATA=/work/shared/data python benchmarks/bench_fairlearn_side_by_side.py
+    SKFAIR_AUDIT_DATA=/path/to/data python benchmarks/bench_fairlearn_side_by_side.py
         [--quick] [--n-boot 500] [--draws 500] [--seed 20240614]
 
 fairlearn's bootstrap (``fairlearn.metrics._bootstrap``): ``n_boot`` row resamples with
@@ -370,7 +370,7 @@ def main(argv=None):
     start = time.perf_counter()
     compas_seq, synth_seq = np.random.SeedSequence(args.seed).spawn(2)
     result = {
-        "command": "SKFAIR_AUDIT_DATA=/work/shared/data python "
+        "command": "SKFAIR_AUDIT_DATA=/path/to/data python "
                    "benchmarks/bench_fairlearn_side_by_side.py "
                    + " ".join(sys.argv[1:] if argv is None else argv),
         "executable": sys.executable, "seed": args.seed,

@@ -2,9 +2,11 @@
 
 Audit trail: ProPublica's ``compas-scores-two-years.csv`` with ProPublica's standard filter
 (:func:`skfair_audit.datasets.fetch_compas` ``preprocessing="propublica"``: 6,172 rows). The
-paper reports 6,781 rows; ``/work/shared/data/README.md`` records that no standard or natural
-filter reproduces that count, so the numbers below are on the 6,172 standard rows. The audited
-model is the COMPAS rule "high risk" = ``decile_score >= 5`` (2,751 rows).
+paper reports 6,781 rows; no standard or natural filter of the published file reproduces that
+count (every combination of ProPublica's four filters, missing-value drops, race subsets,
+de-duplication by name and screening-date cutoffs was tried), so the numbers below are on
+the 6,172 standard rows. The audited model is the COMPAS rule "high risk" =
+``decile_score >= 5`` (2,751 rows).
 
 (1) PPV certification (Figure 5). Groups: all intersections of race x sex x age_cat (every
     depth). Target θ = PPV of Caucasian defendants, re-estimated in every bootstrap replicate.
@@ -28,7 +30,7 @@ Writes ``benchmarks/results/group_compas.json`` (``--quick``: ``group_compas_qui
 
 Usage::
 
-    SKFAIR_AUDIT_DATA=/work/shared/data python benchmarks/bench_group_compas.py [--quick]
+    SKFAIR_AUDIT_DATA=/path/to/data python benchmarks/bench_group_compas.py [--quick]
 
 Run time (2 shared cores): about 10 s (``--quick``: about 5 s).
 """
@@ -346,8 +348,8 @@ def main(argv=None):
             "n_rows": int(y.size), "n_high_risk": int(y_pred.sum()),
             "n_non_recidivists": int((y == 0).sum()),
             "paper_n_rows": PAPER["n_rows"],
-            "note": "The paper used 6,781 rows; /work/shared/data/README.md found no standard "
-                    "or natural filter giving 6,781, so we use ProPublica's standard filter "
+            "note": "The paper used 6,781 rows; no standard or natural filter of the "
+                    "published file gives 6,781, so we use ProPublica's standard filter "
                     "(6,172 rows). Differences from the paper's numbers are expected.",
         },
         "model": "high risk = decile_score >= 5",

@@ -2,9 +2,10 @@
 
 Usage (in a separate venv holding both packages, so cvxpy never enters the main environment)::
 
-    python -m venv /tmp/fa && /tmp/fa/bin/pip install fairaudit==0.0.1 pandas matplotlib
-    /tmp/fa/bin/pip install -e .
-    /tmp/fa/bin/python benchmarks/bench_group_performance.py [--quick] [--max-rows 10000000]
+    python -m venv fairaudit-venv
+    fairaudit-venv/bin/pip install fairaudit==0.0.1 pandas matplotlib
+    fairaudit-venv/bin/pip install -e .
+    fairaudit-venv/bin/python benchmarks/bench_group_performance.py [--quick] [--max-rows 10000000]
 
 Everything is single-threaded (``OMP/MKL/OPENBLAS_NUM_THREADS=1``, ``n_jobs=1``). If
 ``fairaudit`` cannot be imported, part (i) is skipped (the JSON says why) and the rest runs.

@@ -39,6 +39,7 @@ from ._console import (
     positive_int,
     print_table,
     probability,
+    run_extras,
     run_quietly,
     write_report,
 )
@@ -345,6 +346,7 @@ def _run_group(args, argv=()) -> int:
                               epsilon0=args.epsilon0 if procedure == "bounds" else None),
             ),
             command=command_line(argv),
+            extras=run_extras([args.data]),
         )
         write_report(report, args.report, progress)
     return code

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 import numpy as np
 
@@ -15,9 +16,12 @@ from ._console import (
     EXIT_UNFAIR,
     Progress,
     add_common,
+    check_memory_size,
     command_line,
+    in_option_words,
     non_negative,
     probability,
+    run_extras,
     run_quietly,
     write_report,
 )
@@ -29,6 +33,7 @@ from ._io import (
     load_model,
     read_table,
     require_columns,
+    unseen_levels,
 )
 from .faith import DEFAULT_EPSILON
 
@@ -118,6 +123,7 @@ def run_faith(args, argv=()) -> int:
     from .utils import json_safe
 
     progress = Progress(args.quiet)
+    _check_options(args)  # before anything is loaded
     progress(f"loading the model {args.model}")
     model = load_model(args.model, trust=args.trust, unsafe_pickle=args.unsafe_pickle,
                        progress=progress)
@@ -125,12 +131,7 @@ def run_faith(args, argv=()) -> int:
     frame = read_table(args.data)
     require_columns(frame, [args.label], "--label")
     require_columns(frame, args.features, "--features")
-    outside = [p for p in args.protected if p not in args.features]
-    if outside:
-        raise UserError(
-            f"--protected: {', '.join(map(repr, outside))} must also be among --features "
-            f"({', '.join(args.features)})."
-        )
+    _warn_unseen_levels(model, frame, args, progress)
     check_no_missing_values(frame, [args.label, *args.features], "input")
     single = {p: frame[p].iloc[0] for p in args.protected if frame[p].nunique() < 2}
     if len(single) == len(args.protected):
@@ -179,9 +180,12 @@ def run_faith(args, argv=()) -> int:
                                            if args.space == "grid" else ""))
     try:
         run_quietly(auditor.fit, progress, X_fit, y_fit)
-    except Exception as exc:  # bad settings, or the user's model failing on the grid
+    except MemoryLimitError as exc:
+        raise UserError(in_option_words(first_line(exc))) from None
+    except Exception as exc:  # the data's sample space, or the user's model failing on it
         raise UserError(
-            f"cannot audit the model on the sample space of --features: {first_line(exc)}"
+            "cannot audit the model on the sample space of --features: "
+            + in_option_words(first_line(exc))
         ) from None
     cells = (f"{auditor.space_.n_cells} cells" if auditor.space_kind_ == "grid"
              else f"{auditor.space_kind_} sample space")
@@ -190,7 +194,7 @@ def run_faith(args, argv=()) -> int:
     try:
         result = run_quietly(auditor.audit, progress, X, y)
     except MemoryLimitError as exc:
-        raise UserError(f"{exc} (--memory-limit)") from None
+        raise UserError(in_option_words(first_line(exc))) from None
     unfair = bool(result.rejected)
     code = EXIT_UNFAIR if unfair else EXIT_PASS
     progress("done")
@@ -224,6 +228,47 @@ def run_faith(args, argv=()) -> int:
                 faith_section(result, heatmap_rows=list(args.protected)),
             ),
             command=command_line(argv),
+            extras=run_extras([args.data, args.metric_data], model=args.model),
         )
         write_report(report, args.report, progress)
     return code
+
+
+def _check_options(args):
+    """The options that need no file: checked before the model or the data are loaded."""
+    outside = [p for p in args.protected if p not in args.features]
+    if outside:
+        raise UserError(
+            f"--protected: {', '.join(map(repr, outside))} must also be among --features "
+            f"({', '.join(args.features)})."
+        )
+    for option in ("features", "protected"):
+        names = getattr(args, option)
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise UserError(f"--{option} names {', '.join(map(repr, twice))} twice.")
+    if args.label in args.features:
+        raise UserError(f"--label {args.label!r} is also among --features: the model would "
+                        "be queried on the outcome it predicts.")
+    for option, path in (("--model", args.model), ("--data", args.data),
+                         ("--metric-data", args.metric_data)):
+        if path is not None and not Path(path).is_file():
+            raise UserError(f"{option} {str(path)!r}: no such file.")
+    check_memory_size(args.memory_limit)
+
+
+def _warn_unseen_levels(model, frame, args, progress):
+    """Levels of the audit data the model's encoders never saw: its answers there are a guess
+    (an encoder that ignores unknown levels), and the grid grows by their cells."""
+    unseen = unseen_levels(model, frame, list(args.features))
+    if unseen:
+        rows = sum(frame[c].isin(v) for c, v in unseen.items()).astype(bool).sum()
+        what = "; ".join(
+            f"{'--protected' if c in args.protected else '--features'} {c}: "
+            f"{', '.join(map(repr, v))}" for c, v in unseen.items()
+        )
+        progress.warn(
+            f"{rows:,} audit row(s) have levels the model never saw in training ({what}): "
+            "the audit queries the model on them (its encoder's answer for an unknown "
+            "level), and the sample space has cells for them."
+        )

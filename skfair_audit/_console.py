@@ -10,7 +10,8 @@ import time
 import warnings
 from pathlib import Path
 
-from ._io import UserError, first_line
+from ._io import PARQUET_SUFFIXES, PICKLE_SUFFIXES, UserError, first_line
+from ._resampling import parse_memory_limit
 from .utils import POSITIVE_INT, PROBABILITY, Interval, format_value
 
 EXIT_PASS = 0
@@ -58,10 +59,28 @@ def check_report_path(path, option="--report"):
     return path
 
 
+def run_extras(tables=(), model=None):
+    """The extras of ``skfair_audit`` a command-line run used, for its report's install line:
+    pandas (reading tables), plot (the figures), skops (a ``.skops`` model) and pyarrow for
+    Parquet files."""
+    extras = ["pandas", "plot"]
+    if model is not None and Path(model).suffix.lower() not in PICKLE_SUFFIXES:
+        extras.append("skops")
+    if any(t and Path(t).suffix.lower() in PARQUET_SUFFIXES for t in tables):
+        extras.append("pyarrow")
+    return tuple(extras)
+
+
 def write_report(report, path, progress, option="--report"):
-    """Write the report into ``path`` (a folder, or ``.html`` / ``.json`` / ``.md`` file)."""
+    """Write the report into ``path`` (a folder, or ``.html`` / ``.json`` / ``.md`` file).
+
+    Folders that do not exist yet are created, and the progress says so; figures that could
+    not be drawn (no matplotlib) are noted in the report and warned about on stderr.
+    """
     path = check_report_path(path, option)
     suffix = path.suffix.lower()
+    folder = path.parent if suffix else path
+    missing_folder = next((p for p in (folder, *folder.parents) if p.exists()), None) != folder
     try:
         if suffix in (".html", ".htm"):
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,7 +98,16 @@ def write_report(report, path, progress, option="--report"):
             written = list(report.write(path).values())
     except OSError as exc:
         raise UserError(f"cannot write the report to {str(path)!r}: {first_line(exc)}") from None
+    if missing_folder:
+        progress(f"created the folder {str(folder)!r} ({option})")
     progress(f"report written: {', '.join(str(p) for p in written)}")
+    missing = report.missing_figures
+    if missing:
+        progress.warn(
+            f"{len(missing)} of {len(report.figures)} figures of the report not drawn: "
+            "matplotlib is not installed (python -m pip install \"skfair_audit[plot]\"); the "
+            "report notes where each would be."
+        )
     return written
 
 
@@ -89,13 +117,38 @@ def write_report(report, path, progress, option="--report"):
 OPTION_NAMES = {
     "pos_label": "--pos-label", "epsilon0": "--epsilon0", "n_resamples": "--n-resamples",
     "random_state": "--random-state", "min_size": "--min-size",
-    "confidence_level": "--confidence-level",
+    "confidence_level": "--confidence-level", "memory_limit": "--memory-limit",
 }
 _OPTION_PATTERN = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?![\w-])")
+#: Parameters whose names are also plain words ("space", "method"): replaced only in the
+#: Python spelling of a setting, ``space='empirical'`` (or ``FaithAuditor(space='grid')``).
+SETTING_NAMES = ("space", "method", "epsilon", "delta", "alternative", "direction", "degree",
+                 "bins", "depth", "alpha", "q")
+_VALUE = r"=(?:'([^']*)'|\"([^\"]*)\"|([\w.+-]+))"
+_SETTING_PATTERN = re.compile(r"\b(" + "|".join(SETTING_NAMES) + r")" + _VALUE)
+_CALL_PATTERN = re.compile(r"\b[A-Z]\w*\((" + "|".join(SETTING_NAMES) + r")" + _VALUE + r"\)")
+
+
+def _setting(match):
+    name, *values = match.groups()
+    value = next(v for v in values if v is not None)
+    return f"--{name.replace('_', '-')} {value}"
 
 
 def in_option_words(message):
-    """A library message with its parameter names replaced by the command line's options."""
+    """A library message in the command line's words: parameter names replaced by the
+    options, and Python settings (``space='empirical'``) by the options that make them
+    (``--space empirical``).
+
+    Examples
+    --------
+    >>> in_option_words("use the empirical sample space (space='empirical') or raise "
+    ...                 "memory_limit")
+    'use the empirical sample space (--space empirical) or raise --memory-limit'
+    >>> in_option_words("use FaithAuditor(space='empirical') or 'auto'")
+    "use --space empirical or 'auto'"
+    """
+    message = _SETTING_PATTERN.sub(_setting, _CALL_PATTERN.sub(_setting, message))
     return _OPTION_PATTERN.sub(lambda match: OPTION_NAMES[match.group(1)], message)
 
 
@@ -148,6 +201,19 @@ def option_type(convert, constraint):
 
     parse.__name__ = convert.__name__
     return parse
+
+
+def check_memory_size(text, option="--memory-limit"):
+    """A memory budget option (``500MB``, ``4GiB``), checked by the library's own rule
+    (:func:`~skfair_audit._resampling.parse_memory_limit`) before anything is loaded."""
+    try:
+        parse_memory_limit(text)
+    except ValueError:
+        raise UserError(
+            f"{option} {text!r} is not a byte count: write a positive size such as 500MB, "
+            "4GiB or 1000000 (bytes)."
+        ) from None
+    return text
 
 
 probability = option_type(float, PROBABILITY)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ._console import Progress, command_line, run_quietly, write_report
 from ._io import UserError, first_line
+from .utils import can_plot
 
 #: The grid features of the FaiTH COMPAS experiment (Xue, Yurochkin & Sun 2020, §5).
 FAITH_FEATURES = ["sex", "race", "age_cat", "priors_cat", "c_charge_degree"]
@@ -314,18 +315,22 @@ def _split_table(splits):
                  f"δ = {DEMO_DELTA:g}, 95% one-sided lower bounds)", tuple(header), rows)
 
 
-def _has_matplotlib():
-    import importlib.util
-
-    return importlib.util.find_spec("matplotlib") is not None
-
-
 def _split_figure(splits):
-    """ψ̂ and its 95% interval per split and budget, with δ."""
+    """ψ̂ and its 95% interval per split and budget, with δ (a note without matplotlib)."""
+    from .report import Figure
+
+    return Figure.draw(
+        "faith_splits_plot",
+        f"ψ̂ and its 95% interval for the models of {len(splits)} train/audit splits, at each "
+        "budget; the dashed line is δ. Split "
+        f"{splits[0].seed} (top) is the one of the sections above.",
+        lambda: _draw_splits(splits),
+    )
+
+
+def _draw_splits(splits):
     import matplotlib.pyplot as plt
     import numpy as np
-
-    from .report import Figure
 
     fig, ax = plt.subplots(figsize=(6.5, 0.28 * len(splits) + 1.8))
     pos = np.arange(len(splits))
@@ -342,13 +347,7 @@ def _split_figure(splits):
     ax.set_xlabel("FaiTH statistic ψ̂ with its 95% interval")
     ax.set_title("One model per train/audit split")
     ax.legend(loc="lower right", fontsize="small")
-    return Figure.from_matplotlib(
-        "faith_splits_plot",
-        f"ψ̂ and its 95% interval for the models of {len(splits)} train/audit splits, at each "
-        "budget; the dashed line is δ. Split "
-        f"{splits[0].seed} (top) is the one of the sections above.",
-        ax,
-    )
+    return ax
 
 
 def _demo_report(compas, propublica, splits, chosen_accuracy, group_results, selector, argv,
@@ -363,7 +362,8 @@ def _demo_report(compas, propublica, splits, chosen_accuracy, group_results, sel
         selection_section,
     )
 
-    progress("building the report (figures)")
+    progress("building the report" + (" (figures)" if can_plot() else
+                                      " (matplotlib is not installed: no figures)"))
     ppv_bounds, ppv_flags, fpr_flags = group_results
     headline = splits[0]
     sensitive = propublica.sensitive
@@ -438,7 +438,7 @@ def _demo_report(compas, propublica, splits, chosen_accuracy, group_results, sel
         summary={f"rejected at ε = {d['epsilon']:g}": f"{d['rejected']} of {d['splits']}"
                  for d in summaries},
         tables=(_split_table(splits),),
-        figures=(_split_figure(splits),) if _has_matplotlib() else (),
+        figures=(_split_figure(splits),),
     )
     sections = (
         data,
@@ -496,4 +496,5 @@ def _demo_report(compas, propublica, splits, chosen_accuracy, group_results, sel
         ),
         sections=sections,
         command=command_line(argv),
+        extras=("pandas", "plot"),  # the data loaders and the figures
     )

@@ -234,3 +234,59 @@ def load_model(path, *, trust=(), unsafe_pickle=False, progress=None):
             f"{str(path)!r} holds a {type(model).__name__}, not a classifier with predict()."
         )
     return model
+
+
+def levels_seen_by(model):
+    """The levels of each column that the model's fitted encoders saw in training.
+
+    Walks the model's fitted steps (``Pipeline`` steps, a ``ColumnTransformer``'s fitted
+    ``transformers_``, the ``estimator`` / ``best_estimator_`` of a wrapper such as
+    ``FrozenEstimator``) for encoders that record ``categories_`` by ``feature_names_in_``
+    (``OneHotEncoder``, ``OrdinalEncoder``, ``TargetEncoder``).
+
+    Returns
+    -------
+    dict
+        ``{column: set of levels}``; columns whose encoder is not found are absent.
+    """
+    seen = {}
+    pending, visited = [model], set()
+    while pending:
+        step = pending.pop()
+        if step is None or isinstance(step, str) or id(step) in visited:
+            continue
+        visited.add(id(step))
+        categories = getattr(step, "categories_", None)
+        names = getattr(step, "feature_names_in_", None)
+        if categories is not None and names is not None and len(categories) == len(names):
+            for name, levels in zip(names, categories, strict=True):
+                seen.setdefault(str(name), set()).update(levels.tolist())
+        pending.extend(entry[1] for entry in getattr(step, "transformers_", None) or ())
+        pending.extend(entry[1] for entry in getattr(step, "steps", None) or ())
+        pending.extend(getattr(step, name, None) for name in ("estimator", "best_estimator_"))
+    return seen
+
+
+def unseen_levels(model, frame, columns):
+    """Levels of ``frame[columns]`` that the model's encoders never saw in training.
+
+    Parameters
+    ----------
+    model : estimator
+    frame : DataFrame
+    columns : list of str
+
+    Returns
+    -------
+    dict
+        ``{column: sorted list of unseen levels}`` for the columns that have some (only
+        columns whose encoder is found: see :func:`levels_seen_by`).
+    """
+    seen = levels_seen_by(model)
+    unseen = {}
+    for column in columns:
+        if column in seen:
+            new = [v for v in frame[column].unique().tolist() if v not in seen[column]]
+            if new:
+                unseen[column] = sorted(new, key=str)
+    return unseen

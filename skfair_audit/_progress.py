@@ -8,17 +8,23 @@ estimators: silent by default, on in the command line.
 With ``verbose`` true the bar is :mod:`tqdm`'s auto mode (a widget in Jupyter when ipywidgets
 is installed, text on stderr elsewhere; ``pip install 'skfair_audit[progress]'``); without
 tqdm, a line of plain text on stderr at most every :data:`TEXT_INTERVAL` seconds and at the
-end. A bar only observes: it never changes what is computed, nor in which order.
+end. In a Jupyter kernel without ipywidgets, where tqdm would warn and a redrawn text bar
+leaves one line per redraw in the saved notebook, the plain text is used silently, a line at
+most every :data:`NOTEBOOK_INTERVAL` seconds: one line for a run shorter than that. A bar
+only observes: it never changes what is computed, nor in which order.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import time
 import warnings
 
 #: Seconds between two lines of the plain-text fallback.
 TEXT_INTERVAL = 2.0
+#: Seconds between two lines of the plain text in a Jupyter kernel without ipywidgets.
+NOTEBOOK_INTERVAL = 30.0
 
 
 class _Silent:
@@ -62,22 +68,31 @@ class _TextBar:
             print(self._line(), file=self.stream, flush=True)
 
 
+def _in_kernel_without_widgets():
+    """Whether this runs in a Jupyter kernel that cannot draw tqdm's widget."""
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)()
+    in_kernel = shell is not None and "IPKernelApp" in getattr(shell, "config", {})
+    return in_kernel and importlib.util.find_spec("ipywidgets") is None
+
+
 def _tqdm(total, desc, unit):
-    """tqdm's auto bar, or None when tqdm is missing. In a notebook without ipywidgets
-    tqdm's widget cannot be drawn: its text bar is used instead."""
+    """tqdm's auto bar, or None when tqdm is missing or cannot draw a widget in a notebook."""
+    if _in_kernel_without_widgets():
+        return None
     try:
-        from tqdm.auto import tqdm
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tqdm's notices about its notebook mode
+            from tqdm.auto import tqdm
     except ImportError:
         return None
     options = dict(total=total, desc=desc, unit=unit, leave=True, dynamic_ncols=True)
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # tqdm's warning about a missing ipywidgets
+            warnings.simplefilter("ignore")
             return tqdm(**options)
-    except ImportError:  # tqdm.notebook without ipywidgets
-        from tqdm.std import tqdm as text_tqdm
-
-        return text_tqdm(file=sys.stderr, **options)
+    except ImportError:  # a notebook bar that cannot find its widget: the plain text
+        return None
 
 
 def progress_bar(total, desc, *, unit="it", verbose=0):
@@ -102,7 +117,10 @@ def progress_bar(total, desc, *, unit="it", verbose=0):
     if not verbose:
         return _Silent()
     bar = _tqdm(total, desc, unit)
-    return _TextBar(total, desc, unit) if bar is None else bar
+    if bar is not None:
+        return bar
+    interval = NOTEBOOK_INTERVAL if _in_kernel_without_widgets() else None
+    return _TextBar(total, desc, unit, interval=interval)
 
 
 def track(iterable, total, desc, *, unit="it", verbose=0, weight=None):

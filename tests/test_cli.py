@@ -489,3 +489,134 @@ def test_faith_bad_inputs(capsys, faith_files, tmp_path):
     code, _, err = run(capsys, "faith", "--model", tmp_path / "none.skops", *args,
                        "--delta", "0.05")
     assert_one_line_error(code, err, "no such file")
+
+
+# -- reports: what to install, missing figures, new folders (issue 24) --------------------
+def test_group_report_names_its_extras_and_the_folders_it_creates(capsys, trails, tmp_path):
+    biased, _ = trails
+    target = tmp_path / "new" / "deeper" / "rep.json"
+    plain = [a for a in GROUP if a != "--quiet"]
+    code, _, err = run(capsys, "group", biased, *plain, "--n-resamples", "50", "--report",
+                       target)
+    assert code in (EXIT_PASS, EXIT_UNFAIR)
+    assert f"created the folder {str(target.parent)!r} (--report)" in err
+    install = json.loads(target.read_text())["install"]
+    assert install.startswith('python -m pip install ".[pandas,plot]"'), install
+    # an existing folder is not announced
+    _, _, err = run(capsys, "group", biased, *plain, "--n-resamples", "50", "--report", target)
+    assert "created the folder" not in err
+
+
+@needs_skops
+def test_faith_report_names_skops_among_its_extras(capsys, faith_files, tmp_path):
+    folder, _ = faith_files
+    run(capsys, "faith", "--model", folder / "model.skops", *faith_args(folder), "--delta",
+        "0.9", "--report", tmp_path / "faith.md")
+    assert 'python -m pip install ".[pandas,plot,skops]"' in (tmp_path / "faith.md").read_text()
+
+
+def test_report_without_matplotlib_notes_each_missing_figure_and_warns(capsys, trails,
+                                                                       tmp_path, monkeypatch):
+    # Was: exit 0 and a report with none of its figures, no word of it.
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    biased, _ = trails
+    plain = [a for a in GROUP if a != "--quiet"]
+    code, _, err = run(capsys, "group", biased, *plain, "--n-resamples", "50", "--report",
+                       tmp_path / "rep")
+    assert code in (EXIT_PASS, EXIT_UNFAIR)
+    warnings = [line for line in err.splitlines() if line.startswith("skfair-audit: warning:")]
+    assert any("1 of 1 figures of the report not drawn: matplotlib is not installed" in w
+               and "skfair_audit[plot]" in w for w in warnings), err
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "Figure not drawn: matplotlib is not installed" in html and "<img" not in html
+
+
+# -- options checked before anything is loaded, in the command line's words (issue 24) ------
+@pytest.mark.parametrize("size", ["tiny", "0", "1e400", "2XB"])
+def test_bad_memory_limit_is_refused_before_loading_anything(capsys, faith_files, size):
+    folder, _ = faith_files
+    plain = [a for a in faith_args(folder) if a != "--quiet"]
+    code, _, err = run(capsys, "faith", "--model", folder / "model.pkl", *plain, "--delta",
+                       "0.05", "--memory-limit", size)
+    assert_one_line_error(code, err, f"--memory-limit {size!r} is not a byte count")
+    assert "loading the model" not in err and "memory_limit" not in err
+
+
+def test_faith_options_are_checked_before_the_model_is_loaded(capsys, faith_files):
+    folder, _ = faith_files
+    missing_model = folder / "missing.skops"
+    args = faith_args(folder)
+    not_protected = list(args)
+    not_protected[not_protected.index("--protected") + 1] = "sex"
+    code, _, err = run(capsys, "faith", "--model", missing_model, *not_protected, "--delta",
+                       "0.05")
+    assert_one_line_error(code, err, "--protected", "'sex'")
+    assert "loading the model" not in err
+    no_data = [a if not a.endswith("audit.csv") else str(folder / "none.csv") for a in args]
+    plain = [a for a in no_data if a != "--quiet"]
+    code, _, err = run(capsys, "faith", "--model", folder / "model.pkl", *plain, "--delta",
+                       "0.05")
+    assert_one_line_error(code, err, "--data", "none.csv", "no such file")
+    assert "loading the model" not in err
+    twice = args[:args.index("--features") + 1] + ["group", "group"] + args[
+        args.index("--protected"):]
+    code, _, err = run(capsys, "faith", "--model", missing_model, *twice, "--delta", "0.05")
+    assert_one_line_error(code, err, "--features names 'group' twice")
+    label = [a if a != "priors" else "label" for a in args]
+    code, _, err = run(capsys, "faith", "--model", missing_model, *label, "--delta", "0.05")
+    assert_one_line_error(code, err, "--label 'label' is also among --features")
+
+
+@needs_skops
+def test_memory_limit_error_speaks_the_command_lines_words(capsys, faith_files):
+    # Was: "cannot audit the model on the sample space of --features: ... more than
+    # memory_limit = 1000 B ... (space='empirical')".
+    folder, _ = faith_files
+    code, _, err = run(capsys, "faith", "--model", folder / "model.skops", *faith_args(folder),
+                       "--delta", "0.05", "--memory-limit", "1KB")
+    assert_one_line_error(code, err, "more than --memory-limit = 1000 B", "--space empirical",
+                          "raise --memory-limit")
+    assert "space=" not in err and "memory_limit" not in err and "cannot audit" not in err
+
+
+def test_faith_warns_about_levels_the_model_never_saw(capsys, tmp_path):
+    # Was silent: the model was trained on groups a and b, the audit has c too (the grid
+    # grows by c's cells, where the model's answers are its encoder's guess).
+    train, audit = _faith_data(seed=0), _faith_data(seed=1)
+    audit.loc[:99, "group"] = "c"
+    model = make_pipeline(OneHotEncoder(handle_unknown="ignore"), LogisticRegression()).fit(
+        train[["group", "priors"]], train.label)
+    with open(tmp_path / "model.pkl", "wb") as f:
+        pickle.dump(model, f)
+    audit.to_csv(tmp_path / "audit.csv", index=False)
+    args = [a for a in faith_args(tmp_path) if a != "--quiet"]
+    code, _, err = run(capsys, "faith", "--model", tmp_path / "model.pkl", "--unsafe-pickle",
+                       *args, "--delta", "0.05")
+    assert code in (EXIT_PASS, EXIT_UNFAIR)
+    warning = [line for line in err.splitlines() if "never saw" in line]
+    assert len(warning) == 1, err
+    assert "100 audit row(s)" in warning[0] and "--protected group: 'c'" in warning[0]
+    # levels it saw: no warning
+    train.to_csv(tmp_path / "audit.csv", index=False)
+    _, _, err = run(capsys, "faith", "--model", tmp_path / "model.pkl", "--unsafe-pickle",
+                    *args, "--delta", "0.05")
+    assert "never saw" not in err
+
+
+def test_single_row_warning_is_printed_once_in_the_command_lines_words(capsys, trails,
+                                                                      tmp_path):
+    biased, _ = trails
+    frame = pd.read_csv(biased)
+    frame.loc[frame.index[frame.y == 0][0], "race"] = "lonely"
+    frame.to_csv(tmp_path / "trail.csv", index=False)
+    plain = [a for a in GROUP if a != "--quiet"]
+    for procedure in ("bounds", "flag"):
+        _, _, err = run(capsys, "group", tmp_path / "trail.csv", *plain, "--metric", "fpr",
+                        "--procedure", procedure, "--n-resamples", "50")
+        warning = [line for line in err.splitlines() if "single row" in line]
+        assert len(warning) == 1, err
+        assert "false positive rate" in warning[0] and "p_star" not in warning[0]

@@ -1,5 +1,6 @@
 """``skfair-audit group --tilts``: monotone and polynomial tilt audits from the command line."""
 
+import importlib.util
 import json
 
 import numpy as np
@@ -58,3 +59,33 @@ def test_tilts_refuse_other_procedures_names_and_text(trail, capsys):
     assert code == 2 and "must hold numbers" in out.err
     code, out = _run(capsys, *base, "--protected", "age", "income", "--tilts", "monotone")
     assert code == 2 and "one --protected column" in out.err
+
+
+def test_constant_tilt_disparity_is_zero_not_rounding_noise(trail, capsys, tmp_path):
+    # The constant tilt's value is the target itself, computed in another order: its
+    # disparity is 0 (was -6e-18 / 1.4e-17), in the table, the JSON and the report.
+    base = [trail, "--label", "y", "--prediction", "p", "--metric", "error_rate",
+            "--n-resamples", "50", "--quiet"]
+    for tilt in (["--protected", "age", "--tilts", "monotone", "--bins", "8"],
+                 ["--protected", "age", "income", "--tilts", "polynomial", "--degree", "1"]):
+        code, out = _run(capsys, *base, *tilt, "--json")
+        constant = json.loads(out.out)["groups"][0]
+        assert constant["size"] == 1500 or constant["group"].startswith("constant")
+        assert constant["disparity"] == 0.0 and str(constant["disparity"]) == "0.0"
+        code, out = _run(capsys, *base, *tilt)
+        assert "e-1" not in out.out and "-0 " not in out.out
+
+
+@pytest.mark.skipif(not importlib.util.find_spec("matplotlib"), reason="needs matplotlib")
+def test_tilt_report_captions_describe_the_tilt_plots(trail, capsys, tmp_path):
+    base = [trail, "--label", "y", "--prediction", "p", "--metric", "error_rate",
+            "--n-resamples", "50", "--quiet"]
+    for tilt, words in ((["--protected", "age", "--tilts", "monotone", "--bins", "6"],
+                         "half-line of age"),
+                        (["--protected", "age", "--tilts", "polynomial", "--degree", "1"],
+                         "worst principal tilt")):
+        report = tmp_path / "r.json"
+        _run(capsys, *base, *tilt, "--report", str(report))
+        (section,) = [s for s in json.loads(report.read_text())["sections"] if s["figures"]]
+        caption = section["figures"][0]["caption"]
+        assert words in caption and "per group" not in caption, caption

@@ -70,6 +70,57 @@ def test_readme_says_offline_first_and_step_1_installs_what_the_command_line_nee
     assert re.search(r'^skops = \["skops>=', optional, re.M)
 
 
+def _extras_of_pyproject():
+    """``{extra: set of package names}`` of pyproject.toml (no versions, no extras)."""
+    import re
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return {extra: {re.split(r"[\[<>=!~; ]", requirement, maxsplit=1)[0].lower()
+                    for requirement in requirements}
+            for extra, requirements in project["optional-dependencies"].items()}
+
+
+def test_readme_extras_table_lists_what_each_extra_installs():
+    # Was: the `test` row omitted numpydoc, nbformat and distributed.
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("## Installation extras"):].split("\n\n")[1]
+    rows = {}
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0].strip("`")] = cells[1]
+    extras = _extras_of_pyproject()
+    assert set(rows) == set(extras)
+    for extra, packages in extras.items():
+        if extra == "all":
+            assert rows[extra] == "everything above"
+            assert extras["all"] == {"skfair_audit"}  # a self-reference to the others
+            continue
+        listed = {p.strip().lower() for p in rows[extra].split(",")}
+        assert listed == packages, (extra, listed ^ packages)
+
+
+def test_docs_give_no_path_of_one_machine():
+    # Was: `export SKFAIR_AUDIT_DATA=../shared/data` in the README and
+    # `SKFAIR_AUDIT_DATA=/work/shared/data` / `/tmp/fa/bin/python` in benchmark docstrings.
+    import re
+
+    pages = [ROOT / "README.md", *(ROOT / "benchmarks").glob("*.py"),
+             *(ROOT / "doc" / "examples").glob("*.py")]
+    pattern = re.compile(r"(?<![\w.])(/work/|/tmp/|/root/|/home/\w|\.\./shared)")
+    found = {str(p.relative_to(ROOT)): pattern.findall(p.read_text(encoding="utf-8"))
+             for p in pages}
+    assert not {page: hits for page, hits in found.items() if hits}
+
+
+def test_readme_says_how_long_the_tests_take():
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    test = readme[readme.index("<!-- command: test -->"):readme.index("## Reproducing")]
+    assert re.search(r"takes about \d+ minutes", test), test
+
+
 def test_cli_help_and_errors(capsys, monkeypatch, tmp_path, closed_port_url):
     import dataclasses
 
@@ -129,6 +180,9 @@ def test_demo_runs_on_real_data(compas_bunch, capsys, tmp_path, parse_report):
     assert list(sections) == ["data", "faith", "faith_eps1", "faith_splits", "ppv_bounds",
                               "ppv_flags", "fpr_flags", "selection"]
     assert report["command"].startswith("skfair-audit demo --fast")
+    # what to install to rerun it: the data loaders and the figures (was a bare
+    # "pip install .", which exits 2 in a fresh environment: pandas is required)
+    assert report["install"].startswith('python -m pip install ".[pandas,plot]"')
     markdown = (output / "report.md").read_text()
     assert markdown.startswith("# skfair_audit demonstration")
     links = re.findall(r"!\[[^\]]*\]\((figures/[^)]+\.png)\)", markdown)

@@ -141,7 +141,7 @@ def test_notebook_without_ipywidgets_gets_the_text_bar(monkeypatch):
 
     monkeypatch.setattr(tqdm_auto, "tqdm", widget)
     bar = _progress.progress_bar(10, "bootstrap", verbose=1)
-    assert type(bar) is text_tqdm
+    assert type(bar) is _progress._TextBar and type(bar) is not text_tqdm
     bar.close()
 
 
@@ -199,3 +199,26 @@ def test_command_line_shows_bars_unless_quiet(tmp_path, capsys):
     assert "bootstrap" in err and "300/300" in err
     assert main([*argv, "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_in_a_kernel_without_ipywidgets_one_quiet_line_per_run(monkeypatch, capsys):
+    # Was: tqdm's red TqdmWarning ("IProgress not found") and, in the saved notebook, one line
+    # per redraw of its text bar (31 lines for the selector's 30 fits).
+    import importlib.util
+    import types
+    import warnings
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ipywidgets" else real(name, *a))
+    ipython = types.ModuleType("IPython")  # a running kernel, as IPython reports it
+    ipython.get_ipython = lambda: types.SimpleNamespace(config={"IPKernelApp": {}})
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in _progress.track(range(30), 30, "30 candidates × 1 fold", unit="fit",
+                                 verbose=1):
+            pass
+    err = capsys.readouterr().err
+    assert "\r" not in err and err.count("\n") == 1, repr(err)
+    assert err.startswith("30 candidates × 1 fold: 30/30 fits (100%)")

@@ -19,6 +19,7 @@ import numbers
 import warnings
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
@@ -164,6 +165,8 @@ class ExploreMetric(_LinearMapMetric):
         The estimated :math:`\Sigma`.
     n_iter_ : int
     converged_ : bool
+        Whether the iterations stopped at ``tol``; when not, ``fit`` warns with
+        :class:`~sklearn.exceptions.ConvergenceWarning`.
     n_features_in_ : int
         Number of features of **one** individual (half the width of the ``X`` given to
         ``fit``).
@@ -267,6 +270,14 @@ class ExploreMetric(_LinearMapMetric):
         with threadpool_limits(limits=1, user_api="blas"):
             sigma, n_iter, converged = explore_sigma(
                 differences, comparable, max_iter=self.max_iter, tol=self.tol
+            )
+        if not converged:
+            warnings.warn(
+                f"EXPLORE stopped after max_iter={self.max_iter} iterations before the relative "
+                f"change of Sigma fell below tol={self.tol:g}: increase max_iter (or tol), or "
+                "standardise the features of the pairs.",
+                ConvergenceWarning,
+                stacklevel=2,
             )
         self.sigma_ = sigma
         self.n_iter_ = n_iter

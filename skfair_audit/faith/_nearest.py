@@ -332,7 +332,7 @@ def prepare_metric_transport(
     destinations=None,
     max_levels=32,
     leaf_size=256,
-    atol=1e-12,
+    rtol=1e-12,
     memory_limit=DEFAULT_MEMORY_LIMIT,
 ):
     """Prepare the FaiTH audit LP for costs ``|p_i - p_j| ** exponent`` without a ``K x K`` matrix.
@@ -367,8 +367,10 @@ def prepare_metric_transport(
         own; with more, the values are split into a tree of ranges (see Notes).
     leaf_size : int, default=256
         Destinations below which a range of many loss values is not split further.
-    atol : float, default=1e-12
-        Costs ``<= atol`` are free moves, as in :func:`prepare_transport`.
+    rtol : float, default=1e-12
+        Costs ``<= rtol`` times the largest cost are free moves, as in
+        :func:`prepare_transport` (relative, so that the units of the metric do not matter;
+        the largest cost is bounded by the diagonal of the points' bounding box).
     memory_limit : int, float, str or None, default="2GiB"
         Budget of the construction (linear in ``K``); refused beforehand when exceeded.
 
@@ -412,7 +414,7 @@ def prepare_metric_transport(
     if not np.all(np.isfinite(points)):
         raise ValueError("points must be finite (no NaN or inf).")
     exponent = _check_exponent(exponent)
-    atol = _check_tolerance(atol, "atol")
+    atol = _check_tolerance(rtol, "rtol") * _largest_cost(points, exponent)
     point_index = _check_index(point_index, n_cells, points.shape[0])
     groups = _check_groups(groups, n_cells)
     rows = _check_rows(rows, n_cells)
@@ -468,7 +470,7 @@ def prepare_small_group_transport(
     point_index=None,
     rows=None,
     destinations=None,
-    atol=1e-12,
+    rtol=1e-12,
     memory_limit=DEFAULT_MEMORY_LIMIT,
 ):
     """The FaiTH audit LP when every group of allowed moves is small: all pairs, no search.
@@ -485,7 +487,7 @@ def prepare_small_group_transport(
     points : array-like of shape (P, r)
     groups : array-like of shape (K,)
         Moves are allowed only within a group.
-    exponent, point_index, rows, destinations, atol, memory_limit
+    exponent, point_index, rows, destinations, rtol, memory_limit
         As in :func:`prepare_metric_transport`.
 
     Returns
@@ -496,7 +498,7 @@ def prepare_small_group_transport(
     n_cells = loss.size
     points = np.asarray(points, dtype=np.float64)
     exponent = _check_exponent(exponent)
-    atol = _check_tolerance(atol, "atol")
+    atol = _check_tolerance(rtol, "rtol") * _largest_cost(points, exponent)
     point_index = _check_index(point_index, n_cells, points.shape[0])
     groups = _check_groups(groups, n_cells)
     rows = _check_rows(rows, n_cells)
@@ -844,3 +846,12 @@ def _hull_certificate(p, row, width, seg, base_gain, pair_src, pair_node, tree, 
     from_here = valid & (v_level >= tree.lo[node][:, None]) & (v_level <= tree.hi[node][:, None])
     top_cost = np.where(from_here, v_cost, -np.inf).max(axis=1)
     return value_ok & (c > top_cost)
+
+
+def _largest_cost(points, exponent):
+    """An upper bound of every cost between the points: the bounding box's diagonal to the
+    power ``exponent`` (the scale of the relative zero-cost tolerance)."""
+    if points.shape[0] < 2:
+        return 0.0
+    extent = points.max(axis=0) - points.min(axis=0)
+    return float(_power_of_distance(np.array([float(extent @ extent)]), exponent)[0])

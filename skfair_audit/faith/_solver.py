@@ -287,7 +287,7 @@ def combine_moves(first, second):
 
 
 def prepare_transport(
-    loss, cost, forbidden=None, *, atol=1e-12, memory_limit=DEFAULT_MEMORY_LIMIT
+    loss, cost, forbidden=None, *, rtol=1e-12, memory_limit=DEFAULT_MEMORY_LIMIT
 ) -> TransportProblem:
     """Precompute the greedy solution structure of the FaiTH audit LP.
 
@@ -303,12 +303,14 @@ def prepare_transport(
     forbidden : array-like of bool of shape (K, K), default=None
         ``True`` where a move is forbidden (by default in FaiTH: the two cells have different
         labels). The diagonal (staying put) cannot be forbidden. ``None`` forbids nothing.
-    atol : float, default=1e-12
-        Cost entries ``<= atol`` (including the diagonal) are treated as exactly zero: the
-        rounding noise of metric computations (e.g. two cells that differ only along sensitive
-        directions of a projected metric) must not turn a free move into a costly one. A
-        diagonal entry larger than ``atol`` is an error. A plan may then exceed the budget by
-        at most ``atol`` times the transported mass.
+    rtol : float, default=1e-12
+        Cost entries ``<= rtol * max(C)`` (the largest finite cost; including the diagonal)
+        are treated as exactly zero: the rounding noise of metric computations (e.g. two
+        cells that differ only along sensitive directions of a projected metric) must not
+        turn a free move into a costly one. The tolerance is relative, so that ``psi`` does
+        not depend on the units of the cost: costs ``s C`` and budget ``s epsilon`` give the
+        same values for every ``s > 0``. A diagonal entry above the tolerance is an error. A
+        plan may exceed the budget by at most ``rtol * max(C)`` times the transported mass.
     memory_limit : int, float, str or None, default="2GiB"
         Budget of the construction's working set (about ``48 K²`` bytes): a larger problem is
         refused with :class:`~skfair_audit.faith.MemoryLimitError` before anything is
@@ -377,7 +379,7 @@ def prepare_transport(
     if not np.all(np.isfinite(loss)):
         raise ValueError("loss must be finite (no NaN or inf).")
     n_cells = loss.size
-    atol = _check_tolerance(atol, "atol")
+    rtol = _check_tolerance(rtol, "rtol")
     check_memory(
         dense_transport_bytes(n_cells),
         memory_limit,
@@ -397,11 +399,13 @@ def prepare_transport(
         )
     if (cost < 0).any():
         raise ValueError(f"cost must be non-negative; its smallest entry is {float(cost.min())!r}.")
+    finite = cost[np.isfinite(cost)]
+    atol = rtol * float(finite.max()) if finite.size else 0.0
     diagonal = np.diagonal(cost)
     if (diagonal > atol).any():
         raise ValueError(
             f"cost must have a zero diagonal (staying put is free); the largest diagonal entry "
-            f"is {float(diagonal.max())!r} > atol={atol!r}."
+            f"is {float(diagonal.max())!r} > rtol * max(cost) = {atol!r}."
         )
 
     if forbidden is None:

@@ -56,6 +56,7 @@ from ..utils import (
 )
 from ._bootstrap import critical_value, run_bootstrap
 from ._metrics import as_array
+from ._protocol import BOUND_SIDES
 from ._summary import (
     ALTERNATIVES,
     BOOTSTRAP_CONSTRAINTS,
@@ -463,6 +464,26 @@ class MonotoneTiltResult(TiltAuditResult):
         if len(parts) == 2:
             parts[1] = parts[1][:m - 1]
         return np.concatenate(parts)
+
+    def plot_caption(self, max_groups=None, epsilon0=None):
+        """What :meth:`plot` draws, in a sentence.
+
+        Parameters
+        ----------
+        max_groups : None
+            Ignored (every half-line is drawn).
+        epsilon0 : float, optional
+            The threshold drawn.
+
+        Returns
+        -------
+        str
+        """
+        gate = f", the threshold epsilon0 = {epsilon0:g} dotted" if epsilon0 is not None else ""
+        return (f"disparity of each half-line of {self.covariate} (the extreme monotone "
+                f"tilts) against its threshold t, with its {BOUND_SIDES[self.alternative]} "
+                f"valid simultaneously over every tilt of the class; the worst tilt "
+                f"circled{gate}.")
 
     def plot(self, ax=None, *, max_groups=None, min_size=1, epsilon0=None):
         """Estimates and bounds of the half-lines against their threshold; the worst tilt

@@ -242,6 +242,26 @@ class PolynomialTiltResult(TiltAuditResult):
         return self._bound(estimate, estimate + self.target, 1.0, self.sd,
                            float(effective_size(w, counts)))
 
+    def plot_caption(self, max_groups=None, epsilon0=None):
+        """What :meth:`plot` draws, in a sentence.
+
+        Parameters
+        ----------
+        max_groups, epsilon0 : None, float
+            Ignored, as in :meth:`plot`.
+
+        Returns
+        -------
+        str
+        """
+        if len(self.covariates) == 1:
+            return (f"the worst principal tilt (solid) and the opposite extreme (dashed) as "
+                    f"functions of {self.covariates[0]}, scaled to a maximum of 1; their "
+                    "estimates and simultaneous bounds in the legend.")
+        return (f"the worst principal tilt over {self.covariates[0]} and "
+                f"{self.covariates[1]} (contours, scaled to a maximum of 1); its estimate and "
+                "simultaneous bounds in the table.")
+
     def plot(self, ax=None, *, max_groups=None, min_size=1, epsilon0=None):
         """The worst principal tilt (and the best) over the covariate, with their bounds
         (matplotlib axes; one covariate: curves, two: the worst tilt as contours).

@@ -67,6 +67,18 @@ class ResultTable:
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
 
 
+#: Relative resolution of a disparity ``value - target``: below it, the difference is the
+#: rounding of two equal numbers computed in different orders (e.g. the constant tilt).
+RESOLUTION = 1e-12
+
+
+def _resolved(disparity, value, target):
+    """``disparity`` rounded to the resolution of ``value - target``: rounding noise
+    (``1e-17``) and ``-0.0`` are 0."""
+    scale = max(abs(value), abs(target), 1.0) if np.isfinite(target) else 1.0
+    return 0.0 if abs(disparity) <= RESOLUTION * scale else disparity
+
+
 def _plain(value):
     return value.item() if hasattr(value, "item") else value
 
@@ -121,7 +133,9 @@ class GroupAuditResult(ABC):
                   for _, _, attr in spec)
             for j in np.flatnonzero(self.active)
         )
-        rows = tuple((r[0], int(r[1]), float(r[2]), float(r[3]), *r[4:]) for r in rows)
+        rows = tuple((r[0], int(r[1]), float(r[2]), _resolved(float(r[3]), float(r[2]),
+                                                               self.target), *r[4:])
+                     for r in rows)
         return ResultTable(tuple(c for c, _, _ in spec), tuple(lb for _, lb, _ in spec), rows)
 
     @abstractmethod
@@ -190,6 +204,22 @@ class GroupAuditResult(ABC):
         key = sign * values[shown] if sign is not None else -np.abs(values[shown])
         order = shown[np.lexsort((key, ~named[shown]))]
         return order[:max_groups]
+
+    def plot_caption(self, max_groups=40, epsilon0=None) -> str:
+        """What ``plot()`` draws, in a sentence (the report's caption of the figure).
+
+        Parameters
+        ----------
+        max_groups : int
+        epsilon0 : float, optional
+            As in :meth:`plot_order`.
+
+        Returns
+        -------
+        str
+        """
+        return (f"disparity per group with its {self.interval_description}; "
+                + self.describe_plot(max_groups=max_groups, epsilon0=epsilon0))
 
     def describe_plot(self, max_groups=40, min_size=1, epsilon0=None) -> str:
         """Which groups ``plot()`` shows and in which order, in one sentence (a caption).
@@ -297,7 +327,7 @@ class GroupAuditResult(ABC):
         caption = "Groups, " + self._order_words(self.plot_order(max_groups=len(self.names)))
         figure = card_figure(
             f"{self.procedure}-plot",
-            f"disparity per group with its {self.interval_description}",
+            self.plot_caption(max_groups=2 * CARD_ROWS),
             lambda: self.plot(max_groups=2 * CARD_ROWS))
         return html_card(
             title,

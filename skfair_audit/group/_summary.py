@@ -522,12 +522,16 @@ def _vacuous_audit_warning(summary):
         )
 
 
-def _single_row_warning(sizes):
+def _single_row_warning(summary):
+    sizes = summary.sizes
     if np.any(sizes == 1):
+        # Named by metric (one run may audit several), in words that fit the library and the
+        # command line alike (no parameter names).
         warnings.warn(
-            f"{int(np.sum(sizes == 1))} group(s) have a single row in the audit sample; "
-            "their within-group standard deviation is 0 and their bounds are driven by "
-            "p_star and the global standard deviation.",
+            f"{int(np.sum(sizes == 1))} group(s) have a single row in the audit sample of "
+            f"the {summary.metric.name.replace('_', ' ')} (rows where it is defined): their "
+            "within-group standard deviation is 0, so their bounds and p-values rest on the "
+            "standard deviation of the whole sample rather than their own.",
             DegenerateBootstrapWarning,
             stacklevel=user_stacklevel(),
         )
@@ -796,7 +800,7 @@ class AuditSummary:
             replicates = PoissonReplicates(trail.replicates[0], trail.replicates[1], ref_cells)
         summary = cls(metric, collection, SufficientStatistics.from_moments(moments), kind,
                       theta, trail.n_rows, replicates=replicates, source=source)
-        _single_row_warning(summary.sizes)
+        _single_row_warning(summary)
         _vacuous_audit_warning(summary)
         return summary
 
@@ -865,7 +869,7 @@ class AuditSummary:
             replicates = PoissonReplicates(replicates[0], replicates[1], ref_cells)
         summary = cls(metric, collection, stats, kind, theta, n_rows, row_atom=row_atom,
                       source=source, replicates=replicates)
-        _single_row_warning(summary.sizes)
+        _single_row_warning(summary)
         _vacuous_audit_warning(summary)
         return summary
 

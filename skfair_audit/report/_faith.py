@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ._format import can_plot as _can_plot
 from ._report import Figure, Section, Table
 
 
@@ -46,14 +45,13 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
             tuple((m["from_cell"], m["to_cell"], round(m["count"], 1), m["mass"]) for m in moves),
         ))
     figures = []
-    if _can_plot(plot) and result.cell_features is not None:
-        fig = result.plot(rows=heatmap_rows, columns=heatmap_columns)
-        figures.append(Figure.from_matplotlib(
+    if plot and result.cell_features is not None:
+        figures.append(Figure.draw(
             f"{key}_heatmap",
             "Adversarial heat map: change in counts n(Q − f_n) per cell, one panel per label. "
             "Red cells gain individuals under the worst case (the model errs there), blue "
             "cells lose them.",
-            fig,
+            lambda: result.plot(rows=heatmap_rows, columns=heatmap_columns),
         ))
     guarantee = result.guarantee() + (f" {conditional_on}" if conditional_on else "")
     return Section(key=key, title=title, guarantee=guarantee,

@@ -16,7 +16,6 @@ from ..utils import (
     html_key_figures,
     html_table,
 )
-from ._format import install_command
 
 
 def _section(section):
@@ -42,7 +41,7 @@ def render_html(report):
     rerun = ""
     if report.command:
         rerun = (
-            "<pre><code>" + escape(install_command(report.version))
+            "<pre><code>" + escape(report.install_command)
             + "\n" + escape(report.command) + "</code></pre>"
         )
     body = "\n".join(_section(s) for s in report.sections)

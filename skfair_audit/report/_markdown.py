@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ._format import format_value, install_command
+from ..utils import FIGURE_NOT_DRAWN
+from ._format import format_value
 
 
 def _cell(value):
@@ -40,11 +41,13 @@ def render_markdown(report, *, figure_dir=None):
         for table in section.tables:
             lines += [_table(table), ""]
         for figure in section.figures:
-            if figure_dir is None:
+            if not figure.drawn:
+                lines += [f"*Figure: {figure.caption}* ({FIGURE_NOT_DRAWN})", ""]
+            elif figure_dir is None:
                 lines += [f"*Figure: {figure.caption}* (embedded in the HTML report)", ""]
             else:
                 lines += [f"![{figure.caption}]({figure_dir}/{figure.name}.png)", ""]
     lines += ["## Reproduce this report", "", f"Library version: skfair_audit {report.version}."]
     if report.command:
-        lines += ["", "```bash", install_command(report.version), report.command, "```"]
+        lines += ["", "```bash", report.install_command, report.command, "```"]
     return "\n".join(lines) + "\n"

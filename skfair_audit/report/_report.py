@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._version import __version__
-from ..utils import figure_to_png, png_data_uri
-from ._format import json_safe
+from ..utils import can_plot, figure_to_png, png_data_uri
+from ._format import install_command, json_safe
 from ._html import render_fragment, render_html
 from ._markdown import render_markdown
 
@@ -58,21 +58,50 @@ class Figure:
     name : str
         File stem of the figure (``figures/<name>.png``) and HTML anchor.
     caption : str
-    png : bytes
+    png : bytes or None
+        None for a figure that could not be drawn (matplotlib is not installed): the report
+        shows a note in its place (see :meth:`draw`).
     """
 
     name: str
     caption: str
-    png: bytes = field(repr=False)
+    png: bytes | None = field(repr=False)
+
+    @property
+    def drawn(self):
+        """Whether the figure has an image (False: matplotlib was not installed)."""
+        return self.png is not None
 
     @classmethod
     def from_matplotlib(cls, name, caption, figure, *, dpi=110):
         """Render a matplotlib Figure (or Axes) and close it."""
         return cls(name=name, caption=caption, png=figure_to_png(figure, dpi=dpi))
 
+    @classmethod
+    def draw(cls, name, caption, draw, *, dpi=110):
+        """The figure ``draw()`` returns (a matplotlib Figure or Axes), or, without
+        matplotlib, a figure that is not drawn: the report shows a note where it would be
+        and :meth:`AuditReport.write` leaves its file out.
+
+        Parameters
+        ----------
+        name, caption : str
+        draw : callable
+            Called only when matplotlib is installed.
+        dpi : int
+
+        Returns
+        -------
+        Figure
+        """
+        if not can_plot():
+            return cls(name=name, caption=caption, png=None)
+        return cls.from_matplotlib(name, caption, draw(), dpi=dpi)
+
     def data_uri(self):
-        """``data:image/png;base64,...``: the figure inline, no file or network needed."""
-        return png_data_uri(self.png)
+        """``data:image/png;base64,...``: the figure inline, no file or network needed
+        (None when not drawn)."""
+        return png_data_uri(self.png) if self.drawn else None
 
 
 @dataclass(frozen=True)
@@ -116,7 +145,8 @@ class Section:
             "paragraphs": list(self.paragraphs),
             "summary": json_safe(self.summary),
             "tables": [t.to_dict() for t in self.tables],
-            "figures": [{"name": f.name, "caption": f.caption} for f in self.figures],
+            "figures": [{"name": f.name, "caption": f.caption, "drawn": f.drawn}
+                        for f in self.figures],
         }
 
 
@@ -138,6 +168,9 @@ class AuditReport:
         ISO timestamp (default: now, UTC).
     outcome : str, optional
         The overall decision, in a sentence (shown first).
+    extras : tuple of str
+        The extras of ``skfair_audit`` the run used (e.g. ``("pandas", "plot")``): the
+        install line of "Reproduce this report" names them (:attr:`install_command`).
 
     Examples
     --------
@@ -162,11 +195,22 @@ class AuditReport:
         )
     )
     outcome: str | None = None
+    extras: tuple = ()
 
     @property
     def figures(self):
         """Every figure of the report, in order."""
         return tuple(f for s in self.sections for f in s.figures)
+
+    @property
+    def missing_figures(self):
+        """The figures that could not be drawn (matplotlib is not installed)."""
+        return tuple(f for f in self.figures if not f.drawn)
+
+    @property
+    def install_command(self):
+        """The shell line that installs this version with the extras the run used."""
+        return install_command(self.version, self.extras)
 
     def to_dict(self):
         """The report as plain JSON-ready data (figures by name and caption only)."""
@@ -177,6 +221,7 @@ class AuditReport:
             "skfair_audit_version": self.version,
             "created": self.created,
             "command": self.command,
+            "install": self.install_command,
             "sections": [s.to_dict() for s in self.sections],
         }
 
@@ -231,9 +276,10 @@ class AuditReport:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         figure_dir = "figures"
-        if self.figures:
+        drawn = [f for f in self.figures if f.drawn]
+        if drawn:
             (directory / figure_dir).mkdir(exist_ok=True)
-            for figure in self.figures:
+            for figure in drawn:
                 (directory / figure_dir / f"{figure.name}.png").write_bytes(figure.png)
         paths = {
             "html": directory / f"{stem}.html",

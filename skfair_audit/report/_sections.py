@@ -1,7 +1,8 @@
 """Report sections built from the result objects of the audits.
 
-Each builder states the procedure's guarantee in plain words, tabulates the result and, when
-matplotlib is installed and ``plot=True``, embeds its figure.
+Each builder states the procedure's guarantee in plain words, tabulates the result and, with
+``plot=True``, embeds its figure (without matplotlib, a note where the figure would be:
+:meth:`Figure.draw`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from ..model_selection import (
     selection_table,
     selection_verdict,
 )
-from ._format import can_plot as _can_plot
 from ._report import Figure, Section, Table
 
 
@@ -81,13 +81,11 @@ def group_section(result, *, title="Group fairness", key="group", description=""
     gate = {"epsilon0": epsilon0} if epsilon0 is not None else {}
     paragraphs.append(result.verdict(**gate).details)
     figures = ()
-    if _can_plot(plot) and n_groups:
-        ax = result.plot(max_groups=max_groups, **gate)
-        figures = (Figure.from_matplotlib(
+    if plot and n_groups:
+        figures = (Figure.draw(
             f"{key}_plot",
-            f"{metric}: disparity per group with its {result.interval_description}; "
-            + result.describe_plot(max_groups=max_groups, **gate),
-            ax,
+            f"{metric}: " + result.plot_caption(max_groups=max_groups, **gate),
+            lambda: result.plot(max_groups=max_groups, **gate),
         ),)
     return Section(key=key, title=title, guarantee=result.guarantee(),
                    paragraphs=tuple(paragraphs), summary=result.key_figures(),
@@ -115,12 +113,12 @@ def selection_section(selector, *, title="δ-fair model selection", key="selecti
     paragraphs.append(selection_verdict(selector)[1])
     table = Table("Candidates along the path", SELECTION_COLUMNS, selection_table(selector))
     figures = ()
-    if _can_plot(plot):
-        figures = (Figure.from_matplotlib(
+    if plot:
+        figures = (Figure.draw(
             f"{key}_tradeoff",
             "Accuracy–fairness trade-off: validation error, FaiTH statistic and its lower "
             "bound along the path, with δ and the chosen model.",
-            plot_tradeoff(selector),
+            lambda: plot_tradeoff(selector),
         ),)
     return Section(key=key, title=title, guarantee=selection_guarantee(selector),
                    paragraphs=tuple(paragraphs), summary=selection_key_figures(selector),

@@ -19,6 +19,7 @@ from ._encoding import (
 )
 from ._html import (
     CARD_ROWS,
+    FIGURE_NOT_DRAWN,
     REPORT_CSS,
     can_plot,
     card_figure,

@@ -34,11 +34,13 @@ th, td { border: 1px solid #ccc; padding: .2em .5em; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 thead th { background: #f0f0f0; }
 tr.highlight td { background: #fff4e5; }
-dl.summary { display: grid; grid-template-columns: max-content auto; gap: .1em 1em; }
+dl.summary { display: grid; grid-template-columns: max-content auto; gap: .1em 1em;
+             width: auto; }
 dl.summary dt { font-weight: bold; }
-dl.summary dd { margin: 0; }
+dl.summary dt, dl.summary dd { float: none; width: auto; margin: 0; padding: 0; }
 figure { margin: 1em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
+figure.not-drawn .note { border: 1px dashed #b03a2e; color: #b03a2e; padding: 1em; }
 pre { background: #f4f4f4; padding: .6em; overflow-x: auto; }
 """
 
@@ -142,8 +144,21 @@ def png_data_uri(png):
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
+#: What a report says where a figure would be when matplotlib is not installed.
+FIGURE_NOT_DRAWN = ("Figure not drawn: matplotlib is not installed "
+                    "(python -m pip install \"skfair_audit[plot]\").")
+
+
 def html_figure(name, caption, png):
-    """A PNG figure embedded as a ``data:`` URI, with its caption; ``id="figure-<name>"``."""
+    """A PNG figure embedded as a ``data:`` URI, with its caption; ``id="figure-<name>"``.
+
+    ``png=None`` (a figure that could not be drawn) gives a visible note in its place."""
+    if png is None:
+        return (
+            f"<figure id=\"figure-{escape(name)}\" class=\"not-drawn\">\n"
+            f"<p class=\"note\">{escape(FIGURE_NOT_DRAWN)}</p>\n"
+            f"<figcaption>{escape(caption)}</figcaption>\n</figure>"
+        )
     return (
         f"<figure id=\"figure-{escape(name)}\">\n"
         f"<img src=\"{png_data_uri(png)}\" alt=\"{escape(caption)}\">\n"

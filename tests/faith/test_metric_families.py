@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -65,6 +68,19 @@ def test_explore_metric_is_the_maximum_likelihood_sigma():
     expected = np.array([[(u - v) @ metric.sigma_ @ (u - v) for v in b] for u in a])
     np.testing.assert_allclose(metric.cost_matrix(a, b), expected, atol=1e-10)
     assert abs(metric.sigma_[0, 0] - 1.5) < 0.4 and abs(metric.sigma_[1, 1]) < 0.2
+
+
+def test_explore_metric_warns_when_it_stops_unconverged():
+    # As scikit-learn's iterative solvers do: a ConvergenceWarning, not only converged_=False.
+    rng = np.random.default_rng(1)
+    X1, X2 = rng.normal(size=(300, 2)), rng.normal(size=(300, 2))
+    y = rng.random(300) < 2 / (1 + np.exp(1.5 * (X1[:, 0] - X2[:, 0]) ** 2))
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        metric = ExploreMetric(max_iter=3).fit(np.hstack([X1, X2]), y)
+    assert not metric.converged_ and metric.n_iter_ == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        assert ExploreMetric().fit(np.hstack([X1, X2]), y).converged_
 
 
 def test_explore_metric_errors():
@@ -145,7 +161,10 @@ def test_fitted_metrics_are_kept_by_frozen_estimator_in_the_auditor():
     svd = SVDSensitiveSubspaceMetric().fit(encoded, X.priors)
     pairs = np.hstack([encoded[:600], encoded[600:]])
     comparable = (X.priors.to_numpy()[:600] == X.priors.to_numpy()[600:]).astype(int)
-    explore = ExploreMetric().fit(pairs, comparable)
+    # The judgements are separable (comparable exactly when priors agree): the likelihood
+    # grows without bound along priors, and EXPLORE says it stopped unconverged.
+    with pytest.warns(ConvergenceWarning):
+        explore = ExploreMetric().fit(pairs, comparable)
     for metric in (svd, explore):
         frozen = FaithAuditor(FrozenEstimator(model), protected=["group"], epsilon=0.0,
                               metric=FrozenEstimator(metric), n_resamples=20,

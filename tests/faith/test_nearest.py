@@ -346,10 +346,11 @@ def test_metric_points_refuse_non_euclidean_metrics():
 
 
 def test_degenerate_metric_makes_every_move_free_in_both_paths():
-    """A projector that kills every direction (rounding noise left): all costs are <= atol,
-    the construction collapses the points and agrees with the dense path."""
+    """A projector that kills every direction leaves rounding noise around one point: every
+    squared distance is within rounding of 0 (relative to the points' norms), so every move
+    is free in both paths."""
     rng = np.random.default_rng(2)
-    points = rng.normal(size=(500, 3)) * 1e-9
+    points = 1.0 + rng.normal(size=(500, 3)) * 1e-15
     loss = rng.integers(0, 2, 1000).astype(float)
     point_index = np.tile(np.arange(500), 2)
     groups = np.repeat([0, 1], 500)
@@ -357,6 +358,28 @@ def test_degenerate_metric_makes_every_move_free_in_both_paths():
     dense, _ = _dense(loss, points, point_index, groups, 2.0)
     _assert_same_problem(sparse, dense)
     assert sparse.n_segments == 0
+
+
+@pytest.mark.parametrize("scale", [1e-9, 1e9])
+def test_units_of_the_metric_do_not_matter_in_either_path(scale):
+    """Points in tiny (or huge) units are not a degenerate metric: the zero-cost tolerance is
+    relative to the largest cost, and both paths give the values of the unscaled points at
+    the rescaled budgets (was: at 1e-9 every cost fell below an absolute 1e-12)."""
+    rng = np.random.default_rng(2)
+    points = rng.normal(size=(200, 3))
+    loss = rng.integers(0, 2, 400).astype(float)
+    point_index = np.tile(np.arange(200), 2)
+    groups = np.repeat([0, 1], 200)
+    f = rng.dirichlet(np.ones(400))
+    reference = prepare_metric_transport(loss, points, point_index=point_index, groups=groups)
+    sparse = prepare_metric_transport(loss, points * scale, point_index=point_index,
+                                      groups=groups)
+    dense, _ = _dense(loss, points * scale, point_index, groups, 2.0)
+    _assert_same_problem(sparse, dense)
+    assert sparse.n_segments == reference.n_segments > 0
+    for epsilon in (0.0, 0.05, 1.0):
+        assert sparse.value(f, epsilon * scale**2) == pytest.approx(
+            reference.value(f, epsilon), rel=1e-9, abs=1e-12)
 
 
 def test_value_of_resamples_equals_value_of_their_counts():

@@ -380,8 +380,38 @@ def test_tiny_costs_are_free_moves_and_staying_wins_ties():
     np.testing.assert_array_equal(problem.base_destination, [1, 1, 2])
     assert problem.value(np.array([0.5, 0.0, 0.5]), 0.0) == 0.5
     np.fill_diagonal(cost, 0.0)
-    strict = prepare_transport(loss, cost, atol=0.0)
+    strict = prepare_transport(loss, cost, rtol=0.0)
     assert strict.value(np.array([0.5, 0.0, 0.5]), 0.0) == 0.0
+
+
+@pytest.mark.parametrize("scale", [1e-9, 1e-7, 1e-3, 1e3, 1e9])
+def test_zero_cost_tolerance_is_relative_to_the_cost_scale(scale):
+    # psi does not depend on the units of the cost: rescaling the costs and the budget by the
+    # same factor gives the same values, at epsilon = 0 (free moves only) too. Costs between
+    # 1e-4 and 1 times the scale: at scale 1e-9 an absolute 1e-12 made them all free moves.
+    rng = np.random.default_rng(12)
+    K = 30
+    points = rng.uniform(0, 1, size=(K, 2))
+    points[:10] = points[10:20] + 1e-2 * rng.uniform(size=(10, 2))
+    cost = ((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=2)
+    loss = rng.integers(0, 2, size=K).astype(float)
+    label = rng.integers(0, 2, size=K)
+    forbidden = label[:, None] != label[None, :]
+    f = rng.dirichlet(np.ones(K))
+    reference = prepare_transport(loss, cost, forbidden)
+    assert reference.value(f, 0.0) == 0.0  # no two cells coincide: no free move
+    rescaled = prepare_transport(loss, cost * scale, forbidden)
+    for epsilon in (0.0, 1e-4, 0.01, 0.1):
+        assert rescaled.value(f, epsilon * scale) == pytest.approx(
+            reference.value(f, epsilon), rel=1e-9, abs=1e-12
+        )
+    # Rounding noise at the scale of the costs is still a free move.
+    noisy = cost * scale
+    noisy[0, 1] = noisy[1, 0] = 1e-14 * scale
+    np.testing.assert_array_equal(
+        prepare_transport(loss, noisy).base_gain,
+        prepare_transport(loss, np.where(noisy < 1e-13 * scale, 0.0, noisy)).base_gain,
+    )
 
 
 def test_segments_are_sorted_and_consistent():
@@ -431,12 +461,12 @@ def test_prepare_rejects_bad_input(loss, cost, forbidden, match):
         prepare_transport(loss, cost, forbidden)
 
 
-def test_prepare_accepts_integer_mask_and_rejects_bad_atol():
+def test_prepare_accepts_integer_mask_and_rejects_bad_rtol():
     cost = np.ones((2, 2)) - np.eye(2)
     problem = prepare_transport(np.array([0.0, 1.0]), cost, np.array([[0, 1], [0, 0]]))
     assert problem.n_segments == 0
-    with pytest.raises(ValueError, match="atol"):
-        prepare_transport(np.zeros(2), cost, atol=-1.0)
+    with pytest.raises(ValueError, match="rtol"):
+        prepare_transport(np.zeros(2), cost, rtol=-1.0)
 
 
 def test_methods_reject_bad_input():

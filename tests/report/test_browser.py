@@ -217,3 +217,38 @@ def test_notebook_display_in_chromium(browser, tmp_path, display_results):
     # scikit-learn's diagram of the fitted selector links to scikit-learn's documentation
     checked = _check_page(browser, page, tmp_path, external_ok=("https://scikit-learn.org/",))
     assert len(checked["images"]) >= 6
+
+
+#: JupyterLab's rules for description lists in an output area (jupyterlab/outputarea, as
+#: nbconvert's HTML export ships them): every <dt> floats at 20% of the width.
+JUPYTER_OUTPUT_CSS = """
+.jp-OutputArea-output dl, .jp-OutputArea-output dt, .jp-OutputArea-output dd { display: block; }
+.jp-OutputArea-output dl { width: 100%; overflow: hidden; padding: 0; margin: 0; }
+.jp-OutputArea-output dt { font-weight: bold; float: left; width: 20%; padding: 0; margin: 0; }
+.jp-OutputArea-output dd { float: left; width: 80%; padding: 0; margin: 0; }
+"""
+
+#: The height of each key-figure label, in lines of its own text.
+LABEL_LINES = """JSON.stringify([...document.querySelectorAll('dl.summary dt')].map(dt => {
+  const style = getComputedStyle(dt);
+  const line = parseFloat(style.lineHeight) || 1.2 * parseFloat(style.fontSize);
+  return {text: dt.textContent, lines: Math.round(dt.getBoundingClientRect().height / line)};
+}))"""
+
+
+def test_key_figure_labels_do_not_wrap_inside_a_jupyter_output(browser, tmp_path,
+                                                               display_results):
+    # Was: in nbconvert's HTML, JupyterLab's `dt { float: left; width: 20% }` squeezed the
+    # labels of the key figures to one word per line.
+    body = "\n".join(display_results[name]._repr_html_()
+                     for name in ("FaithResult", "GroupFlagResult"))
+    page = tmp_path / "jupyter.html"
+    page.write_text("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                    f"<title>jupyter</title><style>{JUPYTER_OUTPUT_CSS}</style></head><body>"
+                    f"<div class=\"jp-OutputArea-output\">\n{body}\n</div></body></html>",
+                    encoding="utf-8")
+    browser.open(page.as_uri())
+    labels = json.loads(browser.evaluate(LABEL_LINES))
+    assert labels and any(len(label["text"].split()) >= 3 for label in labels)
+    wrapped = [label for label in labels if label["lines"] > 1]
+    assert wrapped == [], wrapped

@@ -211,10 +211,54 @@ def test_reproduce_section_does_not_promise_an_index_release(report, parse_repor
     assert "python -m pip install . # from a checkout of skfair_audit 0.1.0.dev0" in text
     assert "no package index serves it" in text
     release = dataclasses.replace(report, version="1.2.0")
-    assert "python -m pip install 'skfair_audit==1.2.0'" in parse_report(
+    assert 'python -m pip install "skfair_audit==1.2.0"' in parse_report(
         release.to_html()).text("reproduce")
     markdown = dataclasses.replace(report, version="0.1.0.dev0").to_markdown()
     assert "python -m pip install .  # from a checkout" in markdown
+
+
+def test_reproduce_section_installs_the_extras_the_run_used(report, parse_report):
+    # Was "python -m pip install ." alone: the demo then exits 2 ("pandas is required") in a
+    # fresh environment, and `faith` also needs skops.
+    import dataclasses
+
+    used = dataclasses.replace(report, extras=("skops", "plot", "pandas"), version="0.2.dev0")
+    line = 'python -m pip install ".[pandas,plot,skops]"  # from a checkout'
+    assert line.replace("  ", " ") in parse_report(used.to_html()).text("reproduce")
+    assert line in used.to_markdown() and used.to_dict()["install"].startswith(line)
+    release = dataclasses.replace(used, version="1.2.0", extras=("pandas", "pyarrow"))
+    assert release.install_command == 'python -m pip install "skfair_audit[pandas]==1.2.0" pyarrow'
+
+
+def test_extras_of_the_install_line_are_the_projects():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    from pathlib import Path
+
+    from skfair_audit.report._format import EXTRAS
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert set(EXTRAS) == set(project["project"]["optional-dependencies"])
+
+
+def test_figures_that_cannot_be_drawn_are_noted_in_place(group_results, parse_report,
+                                                         tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    section = group_section(group_results[2], key="flags")
+    (figure,) = section.figures
+    assert not figure.drawn and figure.data_uri() is None
+    report = AuditReport("No plots", "a toy model", (section,), command="x")
+    assert report.missing_figures == (figure,)
+    html = report.to_html()
+    parse_report(html)
+    assert "Figure not drawn: matplotlib is not installed" in html and "<img" not in html
+    assert "skfair_audit[plot]" in report.to_markdown()
+    assert report.to_dict()["sections"][0]["figures"][0]["drawn"] is False
+    report.write(tmp_path)
+    assert not (tmp_path / "figures").exists()
 
 
 def test_group_section_caption_names_what_the_plot_shows(group_results):
