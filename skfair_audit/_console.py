@@ -203,16 +203,25 @@ def option_type(convert, constraint):
     return parse
 
 
+#: Smaller memory budgets cannot hold even one step of the smallest audit: refused at once.
+MIN_MEMORY_LIMIT = 64 * 2**10
+
+
 def check_memory_size(text, option="--memory-limit"):
     """A memory budget option (``500MB``, ``4GiB``), checked by the library's own rule
     (:func:`~skfair_audit._resampling.parse_memory_limit`) before anything is loaded."""
     try:
-        parse_memory_limit(text)
+        size = parse_memory_limit(text)
     except ValueError:
         raise UserError(
             f"{option} {text!r} is not a byte count: write a positive size such as 500MB, "
             "4GiB or 1000000 (bytes)."
         ) from None
+    if size < MIN_MEMORY_LIMIT:
+        raise UserError(
+            f"{option} {text} is {size:,.0f} bytes: no audit fits in less than 64 KiB (the "
+            "default is 2GiB); give a budget such as 500MB."
+        )
     return text
 
 

@@ -575,11 +575,13 @@ def test_faith_options_are_checked_before_the_model_is_loaded(capsys, faith_file
 def test_memory_limit_error_speaks_the_command_lines_words(capsys, faith_files):
     # Was: "cannot audit the model on the sample space of --features: ... more than
     # memory_limit = 1000 B ... (space='empirical')".
+    # Now a budget no audit fits in is refused before the model is loaded; a budget that
+    # fits no step of a larger audit fails later, in the same words
+    # (tests/test_cli_faith_scale.py::test_faith_command_memory_limit_and_grid_errors).
     folder, _ = faith_files
     code, _, err = run(capsys, "faith", "--model", folder / "model.skops", *faith_args(folder),
                        "--delta", "0.05", "--memory-limit", "1KB")
-    assert_one_line_error(code, err, "more than --memory-limit = 1000 B", "--space empirical",
-                          "raise --memory-limit")
+    assert_one_line_error(code, err, "--memory-limit 1KB", "no audit fits")
     assert "space=" not in err and "memory_limit" not in err and "cannot audit" not in err
 
 

@@ -73,6 +73,11 @@ def test_faith_command_memory_limit_and_grid_errors(capsys, continuous_files):
     assert "Traceback" not in err
     code, _, err = _run(capsys, continuous_files, "--memory-limit", "lots")
     assert code == EXIT_ERROR and "not a byte count" in err
+    # Budgets no audit fits in are refused before the model or the data are read.
+    for tiny in ("1KB", "0"):
+        code, _, err = _run(capsys, continuous_files, "--memory-limit", tiny)
+        assert code == EXIT_ERROR and "--memory-limit" in err
+        assert "loading" not in err and "no audit fits" in err or "not a byte count" in err
     # A grid of continuous columns: the message points to the reference space.
     code, _, err = _run(capsys, continuous_files, "--space", "grid", "--memory-limit", "8MB")
     assert code == EXIT_ERROR and "--space reference" in err and "space='" not in err
