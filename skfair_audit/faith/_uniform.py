@@ -319,15 +319,15 @@ class _MaxT:
         if self.common is None:  # the weights every replicate shares, computed once
             object.__setattr__(self, "common", common_weights(
                 self.problem, self.pieces, self.subset, self.squares, on_support=True))
+        object.__setattr__(self, "_weights", np.column_stack(list(self.common.values())))
 
     def __call__(self, counts):
         f = np.asarray(counts, dtype=float) / self.n  # over problem.support
-        names = list(self.common)
         # Every shared dot product in one pass over the batch. One BLAS thread: the bits
         # then depend on the batch alone, not on how many threads a joblib worker has.
         with _blas().limit(limits=1, user_api="blas"):
-            products = f @ np.column_stack([self.common[name] for name in names])
-        dots = {name: products[:, k] for k, name in enumerate(names)}
+            products = f @ self._weights
+        dots = {name: products[:, k] for k, name in enumerate(self.common)}
         m1, m2 = piece_moments(self.problem, self.pieces, f, self.subset, self.squares,
                                on_support=True, dots=dots)
         se = regularised_se(m1, m2, self.n, self.spread)
