@@ -790,7 +790,8 @@ class EmpiricalSpace(_CellSpace):
         if not np.all(np.isfinite(cells)):
             raise ValueError("feature_cells contains NaN or infinite values.")
         cells = cells + 0.0  # -0.0 -> 0.0, so that rows match by their bytes
-        if _unique_rows(cells)[0].shape[0] != cells.shape[0]:
+        if not _strictly_increasing(cells) and (
+                _unique_rows(cells)[0].shape[0] != cells.shape[0]):
             raise ValueError("feature_cells has duplicate rows.")
         protected = tuple(self.protected)
         bad = [p for p in protected if p not in names]
@@ -974,6 +975,18 @@ def _lexicographic_order(values):
     if values.shape[1] == 0:
         return np.arange(values.shape[0])
     return np.lexsort(values.T[::-1])
+
+
+def _strictly_increasing(values):
+    """Whether the rows are sorted lexicographically without repeats (``O(n d)``): then they
+    are distinct with no grouping, as the cells :meth:`EmpiricalSpace.from_data` builds."""
+    if values.shape[0] < 2 or values.shape[1] == 0:
+        return values.shape[0] < 2
+    differ = values[1:] != values[:-1]
+    first = np.argmax(differ, axis=1)
+    pairs = np.arange(first.size)
+    return bool(differ[pairs, first].all()
+                and (values[1:][pairs, first] > values[:-1][pairs, first]).all())
 
 
 def _row_hash(values):
