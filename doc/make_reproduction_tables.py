@@ -1421,6 +1421,61 @@ def monitoring_guide():
     return "\n".join(out)
 
 
+def faith_reference_speed_guide():
+    """The user guide's speed figures of the reference space (``faith_reference_speed.json``)."""
+    results = load("faith_reference_speed.json")
+    s, machine, checks = results["settings"], results["machine"], results["checks"]
+    lines = [
+        f"``bench_faith_reference_speed.py`` (run {results['started'][:10]}, "
+        f"{machine['cpu_count']} cores, load average "
+        f"{_scale_load(machine['load_average_start'])} at the start and "
+        f"{_scale_load(machine['load_average_end'])} at the end; ratios come from one process). "
+        f"Synthetic audits with 5 continuous features and a binary protected attribute, a "
+        f"{s['n_reference']:,}-row reference set, ε = {s['epsilon']:g}, "
+        f"``metric=\"{s['metric']}\"``, B = {s['n_resamples']:,}; the floor is one "
+        "``scipy.spatial.cKDTree`` query per audit row against the reference points.",
+        "",
+        ".. list-table::",
+        "   :header-rows: 1",
+        "",
+        "   * - audit rows n",
+        "     - ψ̂ alone",
+        "     - audit (with bounds)",
+        "     - floor (k-d tree query)",
+        "     - ψ̂ / floor",
+        "     - peak memory",
+    ]
+    for row in results["scaling"]:
+        lines += [
+            f"   * - {row['n']:,}",
+            f"     - {_scale_seconds(row['value_seconds'])}",
+            f"     - {_scale_seconds(row['audit_seconds'])}",
+            f"     - {_scale_seconds(row['floor_seconds'])}",
+            f"     - {row['value_over_floor']:.1f}",
+            f"     - {row['peak_gib']:.2f} GiB",
+        ]
+    million, adult = checks.get("million"), results.get("adult")
+    targets = results["targets"]
+    if million:
+        lines += ["", (
+            f"At 10⁶ rows the audit took {_scale_seconds(million['seconds'])} and "
+            f"{million['peak_gib']:.2f} GiB (target {targets['million_seconds']:g} s and "
+            f"{targets['million_gib']:g} GiB: {'met' if million['met'] else 'not met'}); "
+            f"ψ̂ alone cost {million['value_over_floor']:.1f} times the k-d tree floor "
+            f"(target {targets['floor_ratio']:g}: "
+            f"{'met' if million['floor_met'] else 'not met'})."
+        )]
+    if adult:
+        lines += ["", (
+            f"**UCI Adult**: {adult['n']:,} audited rows against the {adult['n_reference']:,} "
+            f"distinct reference rows of the training file, B = {s['n_resamples']:,}: audit "
+            f"{_scale_seconds(adult['audit_seconds'])}, peak memory {adult['peak_gib']:.2f} GiB "
+            f"(target {targets['adult_seconds']:g} s: "
+            f"{'met' if checks['adult']['met'] else 'not met'})."
+        )]
+    return "\n".join(lines) + "\n"
+
+
 def render_all():
     """Every page and fragment this script writes, by path: the test suite checks each."""
     return {
@@ -1431,6 +1486,7 @@ def render_all():
         GUIDE / "faith_solver_results.inc": GENERATED + "\n" + faith_solver_guide(),
         GUIDE / "faith_scale_figures.inc": GENERATED + "\n" + faith_scale_guide(),
         GUIDE / "faith_budget_results.inc": GENERATED + "\n" + faith_budget_guide(),
+        GUIDE / "faith_reference_speed.inc": GENERATED + "\n" + faith_reference_speed_guide(),
         GUIDE / "tilt_results.inc": tilt_results(),
         GUIDE / "monitoring_results.inc": GENERATED + "\n" + monitoring_guide(),
     }
