@@ -9,18 +9,20 @@ hides that difference.
 from __future__ import annotations
 
 import numbers
+import re
 
 import numpy as np
 import sklearn
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import l1_min_c
-from sklearn.utils.fixes import parse_version
 
 __all__ = ["L1_RATIO_SPELLING", "default_c_path", "l1_logistic_regression"]
 
 #: Whether the installed scikit-learn spells the ℓ1 penalty ``l1_ratio=1.0`` (1.8 and later)
 #: rather than ``penalty="l1"``.
-L1_RATIO_SPELLING = parse_version(sklearn.__version__).release >= (1, 8)
+L1_RATIO_SPELLING = tuple(
+    int(part) for part in re.match(r"(\d+)\.(\d+)", sklearn.__version__).groups()
+) >= (1, 8)
 
 _L1_SOLVERS = ("liblinear", "saga")
 

@@ -29,12 +29,11 @@ from ._html import (
     html_guarantee,
     html_key_figures,
     html_table,
-    html_text,
     html_verdict,
     png_data_uri,
 )
 from ._optional import import_optional, user_stacklevel
-from ._results import ConfidenceInterval, check_alpha, check_confidence_level, records_to_frame
+from ._results import ConfidenceInterval, check_confidence_level, records_to_frame
 from ._seeds import int_seed, seed_sequence
 from ._text import format_value, json_safe
 from ._validation import (

@@ -76,11 +76,6 @@ CARD_CSS = _scoped(REPORT_CSS, CARD_CLASS) + f"""
 """
 
 
-def html_text(text):
-    """Plain text, escaped for HTML."""
-    return escape(str(text))
-
-
 def html_key_figures(summary):
     """The key numbers of a result or a report section as a definition list."""
     if not summary:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ._optional import import_optional
 
 
@@ -41,17 +39,6 @@ def check_confidence_level(confidence_level) -> float:
     if not 0.0 < level < 1.0:
         raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}.")
     return level
-
-
-def check_alpha(alpha, name: str = "alpha") -> float:
-    """Validate a significance level in (0, 1)."""
-    try:
-        value = float(alpha)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1), got {alpha!r}.") from None
-    if not (0.0 < value < 1.0) or not np.isfinite(value):
-        raise ValueError(f"{name} must be in (0, 1), got {alpha!r}.")
-    return value
 
 
 def records_to_frame(records, index=None):
