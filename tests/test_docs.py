@@ -372,3 +372,31 @@ def test_faith_scale_benchmark_covers_the_acceptance_configurations():
     assert all(len(row["load_average_before"]) == 3
                for row in results["scaling"] if "audit_seconds" in row)
     assert len(results["machine"]["load_average_start"]) == 3
+
+
+def test_agreement_with_fairaudit_is_computed_from_the_results():
+    # Was: "critical values agree within Monte Carlo error" typed as fixed text, while the
+    # 1,275-interval comparison stored no agreement figure.
+    import math
+
+    tables = _tables_module()
+    perf = _load("group_performance.json")["fairaudit"]
+    fa = _load("fairaudit_compas.json")
+    intervals = perf["intervals"]["dense_unscaled"]
+    z = ((intervals["critical_value_fairaudit"] - intervals["critical_value_ours_mc_mean"])
+         / (math.sqrt(2.0) * intervals["critical_value_ours_mc_sd"]))
+    assert tables.critical_value_z(intervals) == pytest.approx(z)
+    stored = perf["intersections"]["rescaled"]
+    assert tables.critical_value_z(stored) == stored["critical_value_z"]
+    page = (ROOT / "doc" / "reproduction_tables.rst").read_text(encoding="utf-8")
+    line = next(x for x in page.splitlines() if "bench_fairaudit_compas.py`` (fairaudit" in x)
+    assert f"1,275 intervals, unscaled z = {z:.2f}" in line
+    for case in (perf["intersections"]["unscaled"], fa["ppv_certification"]["rescaled"],
+                 fa["ppv_certification"]["unscaled"]):
+        assert f"z = {case['critical_value_z']:.2f}" in line
+    # the verdict follows the figures: one case outside |z| < 3 and it is no longer stated
+    far = {**intervals, "critical_value_fairaudit": intervals["critical_value_ours_mc_mean"]
+           + 10 * intervals["critical_value_ours_mc_sd"]}
+    moved = {**perf, "intervals": {**perf["intervals"], "dense_unscaled": far}}
+    assert "agree within Monte Carlo error in 4 of 5 cases" in (
+        tables.critical_value_agreement(moved, fa))
