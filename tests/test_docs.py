@@ -400,3 +400,15 @@ def test_agreement_with_fairaudit_is_computed_from_the_results():
     moved = {**perf, "intervals": {**perf["intervals"], "dense_unscaled": far}}
     assert "agree within Monte Carlo error in 4 of 5 cases" in (
         tables.critical_value_agreement(moved, fa))
+
+
+def test_fdr_claim_of_the_guide_carries_the_conditions_of_the_theorem():
+    # Was: "FDR control is proved ... for binary metrics (rates) with overlapping groups",
+    # without the known-target condition that flag_groups' docstring states.
+    from skfair_audit.group import flag_groups
+
+    assert "known target" in " ".join(flag_groups.__doc__.split())
+    guide = (ROOT / "doc" / "user_guide" / "group_fairness.rst").read_text(encoding="utf-8")
+    claim = " ".join(guide.split("FDR control is proved")[1].split(". ")[0].split())
+    assert "overlapping groups when the null is one-sided and the target is known" in claim
+    assert "estimated target" in claim and "not proved" in claim
