@@ -173,6 +173,39 @@ def _where(at):
     return f"{at['instance']}, n = {at['n']:,}, h = {at['offset_sd']:+g}"
 
 
+def faith_control_confirmation(default):
+    """The other side of the confirmation: cells inside the lines, drawn at random and rerun.
+
+    From the default run's ``control_confirmation`` when it has one, else from
+    ``faith_validity_controls.json`` (``bench_faith_validity.py --controls-only``: the same
+    cells and seeds, run on their own for the committed default run). A list of lines."""
+    controls = default.get("control_confirmation")
+    source = "the same run"
+    if controls is None:
+        if not (RESULTS / "faith_validity_controls.json").is_file():
+            return []
+        meta = load("faith_validity_controls.json")
+        controls = meta["control_confirmation"]
+        source = (f"``{meta['command']}``, a confirmation of the committed run rather than a "
+                  f"full rerun ({meta['elapsed_seconds'] / 60:.0f} min with {meta['n_jobs']} "
+                  "jobs on shared cores)")
+    if not controls:
+        return []
+    outside = [c for c in controls if not c["holds"]]
+    return [
+        f"  The other side: {len(controls)} cells where the default crossed no line, drawn at "
+        f"random, were audited again the same way ({controls[0]['reps']:,} audits, fresh "
+        f"seeds; {source}): "
+        + "; ".join(
+            f"{_where(c)}: δ-test {pct(c['type1_delta_test'])}, certification "
+            f"{pct(c['type1_certification'])}, coverage {pct(c['coverage_two_sided'])} — "
+            + ("within the lines" if c["holds"] else "outside them")
+            for c in controls)
+        + f". {len(outside)} of these {len(controls)} passes "
+        + ("turn" if len(outside) != 1 else "turns") + " into a miss."
+    ]
+
+
 def faith_validity():
     meta = load("faith_validity.json")
     rows, summary = meta["rows"], meta["summary"]
@@ -245,6 +278,8 @@ def faith_validity():
                 + f". The confirmation repeats {len(confirmed) - held} of the "
                 f"{len(confirmed)} misses."
             )
+        if scheme == "uniform":
+            out.extend(faith_control_confirmation(v))
     if "uniform" in schemes:
         u = summary["schemes"]["uniform"]
         for scheme in schemes:
@@ -867,6 +902,62 @@ def group_validity():
     return "\n".join(out)
 
 
+def group_validity_small_groups():
+    """The small-groups regime: false positive rate, few negatives in the smallest group."""
+    meta = load("group_validity_small_groups.json")
+    rows = meta["rows"]
+    expected = meta["expected_negatives_smallest_group"]
+    out = [
+        f"\n**Small groups, false positive rate** (``{meta['command'].strip()}``, "
+        f"{meta['reps']:,} audits per cell, B = {meta['n_resamples']:,}, nominal "
+        f"{pct(1 - meta['alpha'], 0)}): the intersections design audited for its false "
+        f"positive rate with y = 0 in {pct(meta['negative_rate'], 0)} of the rows, so the audit "
+        "sample is the negatives and the smallest of the "
+        f"{meta['n_groups']} intersections (probability "
+        f"{meta['min_group_probability']:g}) holds about "
+        + ", ".join(f"{expected[str(n)]:.0f}" for n in meta["sizes"])
+        + " negatives at n = " + ", ".join(f"{n:,}" for n in meta["sizes"])
+        + f" rows. Run time {meta['elapsed_seconds'] / 60:.0f} min with {meta['n_jobs']} jobs "
+        f"(load average {meta['load_average_at_start'][0]:.1f} at the start, "
+        f"{meta['versions']['load_average_at_end'][0]:.1f} at the end).\n"
+    ]
+    cell = {(r["config"], r["n"], r["scale"], r["quantity"]): r for r in rows}
+    keys = list(dict.fromkeys((r["config"], r["n"], r["scale"]) for r in rows))
+
+    def coverage(r):
+        return f"{pct(r['estimate'])} ± {pct(r['mc_se'])}"
+
+    out.append(table(
+        ["config", "n", "negatives (mean)", "negatives in the smallest group (median)", "scale",
+         "lower bounds", "two-sided intervals"],
+        [[c, f"{n:,}", f"{cell[(c, n, sc, 'coverage_lower')]['mean_negatives']:,.0f}",
+          f"{cell[(c, n, sc, 'coverage_lower')]['median_smallest_group']:.0f}", sc,
+          coverage(cell[(c, n, sc, "coverage_lower")]),
+          coverage(cell[(c, n, sc, "coverage_two_sided")])] for c, n, sc in keys],
+    ))
+    inside = [r for r in rows if r["within_target"]]
+    low = min(rows, key=lambda r: r["estimate"])
+    at_5000 = [r for r in rows if r["n"] == 5000]
+    out.append(
+        f"\nThe acceptance target ({meta['acceptance']}) is met in {len(inside)} of "
+        f"{len(rows)} cells"
+        + (" (outside: " + "; ".join(
+            f"{r['config']}, n = {r['n']:,}, {r['scale']}, "
+            f"{r['quantity'].replace('coverage_', '').replace('_', '-')} {pct(r['estimate'])}"
+            for r in rows if not r["within_target"]) + ")" if len(inside) < len(rows) else "")
+        + f"; the smallest coverage is {pct(low['estimate'])} ± {pct(low['mc_se'])} "
+        f"({low['config']}, n = {low['n']:,}, {low['scale']}, "
+        f"{low['quantity'].replace('coverage_', '').replace('_', '-')}, smallest group "
+        f"{low['median_smallest_group']:.0f} negatives in the median audit). At n = 5,000 the "
+        f"coverages range from {pct(min(r['estimate'] for r in at_5000))} to "
+        f"{pct(max(r['estimate'] for r in at_5000))}. Of the audits that miss, "
+        f"{sum(r['misses_in_groups_under_30'] for r in rows):,} of "
+        f"{sum(r['misses'] for r in rows):,} (over all cells) miss in a group of fewer than "
+        "30 negatives.\n"
+    )
+    return "\n".join(out)
+
+
 def peers():
     fl = load("fairlearn_side_by_side.json")
     syn = fl["synthetic_no_disparity"]
@@ -1373,7 +1464,7 @@ def render():
         "   Do not edit it by hand.\n",
         faith_table1(), faith_validity(), model_selection(), group_compas(),
         conformal_and_rkhs(), rkhs_table4(), tilt_validity(), tilt_speed(),
-        group_validity(), peers(), engine_at_scale(),
+        group_validity(), group_validity_small_groups(), peers(), engine_at_scale(),
     ]
     return "\n".join(parts)
 
