@@ -257,6 +257,7 @@ def _docs_page(tmp_path):
     (source / "index.rst").write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
     for include in page.parent.glob("*.inc"):
         shutil.copy(include, source / include.name)
+    shutil.copytree(doc / "_static", source / "_static")
     (source / "conf.py").write_text(
         f"exec(compile(open({str(doc / 'conf.py')!r}).read(), 'conf.py', 'exec'))\n",
         encoding="utf-8")
