@@ -37,10 +37,12 @@ script draws ``reps`` audit trails and, on each, runs
 Regime ``--regime small-groups`` (written to ``group_validity_small_groups.{csv,json}``):
 the ``intersections`` design audited for its **false positive rate**, with ``y = 0`` in a
 share ``NEGATIVE_RATE = 0.21`` of the rows (independent of everything else, so the truth is
-unchanged), at n in {1,000, 2,000, 5,000, 20,000} rows. The audit sample is the negatives:
-about 1,050 at n = 5,000, and the smallest intersection (probability 0.0225) holds about 24
-of them (5 at n = 1,000). Rescaled and unscaled bounds, one- and two-sided, ``reps = 2,000``
-(Monte Carlo se 0.67 points at 90%), same ``alpha``, ``B`` and ``p_star`` as above. Each
+unchanged), at n in {1,000, 2,000, 5,000, 10,000, 20,000} rows. The audit sample is the
+negatives: about 1,050 at n = 5,000, and the smallest intersection (probability 0.0225) holds
+about 24 of them (5 at n = 1,000, 95 at n = 20,000). Unscaled, rescaled (``w0 = inf``) and
+variance-adaptive rescaled (``"rescaled-w0"``: ``w0 = 0.01``) bounds, one- and two-sided,
+``reps = 2,000`` (Monte Carlo se 0.67 points at 90%), same ``alpha``, ``B`` and ``p_star``
+as above. Each
 audit also records the number of negatives in its smallest group and the size of the
 smallest group whose bound misses the truth, so that a shortfall can be traced to the group
 sizes. Seeds: ``SeedSequence([seed, 2, config, n, r])`` (index 2: no collision with the two
@@ -55,8 +57,8 @@ Writes ``benchmarks/results/group_validity.{csv,json}`` (``--quick``: ``group_va
 with the exact command, versions, seeds and elapsed time, and prints the tables.
 
 The small-groups regime (``python benchmarks/bench_group_validity.py --regime small-groups``,
-8 settings x 2,000 audits x 4 bootstraps = 64,000 bootstraps) took 10 minutes with
-``--n-jobs 2`` on 2 cores shared with other jobs (load average up to 8; ``elapsed_seconds``
+10 settings x 2,000 audits x 6 bootstraps = 120,000 bootstraps) takes 10-20 minutes with
+``--n-jobs 2`` on 2 cores shared with other jobs (``elapsed_seconds`` and the load average
 in its JSON).
 
 Run time (2 shared cores, ``--n-jobs 2``, BLAS single-threaded): ``--quick`` (60 reps,
@@ -115,7 +117,13 @@ LARGE_GROUP = {"intersections": "A=0", "intervals": "x in [0, 5]"}
 SMALL_GROUP = {"intersections": "A=1 & B=2 & C=3", "intervals": "x in [3.4, 3.5)"}
 # the small-groups regime (``--regime small-groups``): false positive rate, few negatives
 NEGATIVE_RATE = 0.21
-SMALL_GROUP_SIZES = (1_000, 2_000, 5_000, 20_000)
+SMALL_GROUP_SIZES = (1_000, 2_000, 5_000, 10_000, 20_000)
+#: The regime's scalings: (label, scale, w0). ``"rescaled-w0"`` is the variance-adaptive
+#: rescaling with a finite ``w0`` (the group's own standard deviation gets weight
+#: ``P_n(G) / (P_n(G) + w0)``), at the smallest group frequency of interest.
+W0_ADAPTIVE = 0.01
+SMALL_GROUP_SCALES = (("unscaled", "unscaled", np.inf), ("rescaled", "rescaled", np.inf),
+                      ("rescaled-w0", "rescaled", W0_ADAPTIVE))
 SMALL_GROUPS_INDEX = len(DESIGNS)  # seed index after the designs' own
 SMALL_GROUPS_REPS = 2_000
 
@@ -214,12 +222,12 @@ def small_groups_audit(config, n, rep, seed, n_resamples):
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for scale in SCALES:
+        for scale, kind, w0 in SMALL_GROUP_SCALES:
             for sided, alternative in (("lower", "lower"), ("two", "two-sided")):
                 res = certify_bounds(data["y"], data["y_pred"], groups,
                                      metric="false_positive_rate", target="overall",
-                                     alternative=alternative, alpha=ALPHA, scale=scale,
-                                     p_star=P_STAR, n_resamples=n_resamples,
+                                     alternative=alternative, alpha=ALPHA, scale=kind,
+                                     p_star=P_STAR, w0=w0, n_resamples=n_resamples,
                                      random_state=boot_seed, n_jobs=1)
                 miss = ~((res.lower <= eps + TRUTH_TOLERANCE)
                          & (eps - TRUTH_TOLERANCE <= res.upper))
@@ -240,7 +248,7 @@ def summarize_small_groups(config, n, records):
     reps = len(records)
     smallest = np.array([r["smallest_group"] for r in records])
     rows = []
-    for scale in SCALES:
+    for scale, _, w0 in SMALL_GROUP_SCALES:
         for sided in ("lower", "two"):
             cov = float(np.mean([r[f"cover_{sided}_{scale}"] for r in records]))
             missed = np.array([r[f"smallest_missed_{sided}_{scale}"] for r in records])
@@ -248,7 +256,7 @@ def summarize_small_groups(config, n, records):
             diff = 100 * (cov - (1 - ALPHA))
             rows.append({
                 "design": "intersections", "metric": "false_positive_rate", "config": config,
-                "n": n, "reps": reps, "scale": scale,
+                "n": n, "reps": reps, "scale": scale, "w0": "inf" if np.isinf(w0) else w0,
                 "quantity": f"coverage_{'lower' if sided == 'lower' else 'two_sided'}",
                 "nominal": 1 - ALPHA, "estimate": cov,
                 "mc_se": math.sqrt(cov * (1 - cov) / reps),
@@ -284,7 +292,7 @@ def run_small_groups(args, reps, parallel):
     elapsed = time.perf_counter() - start
     print("\nSmall groups, false positive rate: simultaneous coverage (MC se)")
     for r in rows:
-        print(f"{r['config']:12s}{r['n']:>7d} {r['scale']:9s}{r['quantity']:20s}"
+        print(f"{r['config']:12s}{r['n']:>7d} {r['scale']:12s}{r['quantity']:20s}"
               f"{100 * r['estimate']:6.1f} ({100 * r['mc_se']:.1f})  smallest group "
               f"{r['median_smallest_group']:.0f} negatives (median)")
     stem = "group_validity_small_groups" + ("_quick" if args.quick else "")
@@ -301,7 +309,9 @@ def run_small_groups(args, reps, parallel):
         "seed_scheme": f"SeedSequence([seed, {SMALL_GROUPS_INDEX}, config_index, n, rep])"
                        ".spawn(2) -> (audit trail, bootstrap)",
         "reps": reps, "n_resamples": args.resamples, "alpha": ALPHA, "p_star": P_STAR,
-        "w0": "inf", "metric": "false_positive_rate", "target": "overall",
+        "scales": [{"label": label, "scale": kind, "w0": "inf" if np.isinf(w0) else w0}
+                   for label, kind, w0 in SMALL_GROUP_SCALES],
+        "metric": "false_positive_rate", "target": "overall",
         "negative_rate": NEGATIVE_RATE, "sizes": list(SMALL_GROUP_SIZES),
         "n_groups": len(model.groups()),
         "min_group_probability": float(min(v[0] for v in model.truth().values())),
