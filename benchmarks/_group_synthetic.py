@@ -112,10 +112,15 @@ class CategoricalDesign:
             table[name] = (p_g, mean, mean - theta)
         return table
 
-    def sample(self, n: int, rng: np.random.Generator) -> dict:
+    def sample(self, n: int, rng: np.random.Generator, negative_rate=None) -> dict:
         """An audit trail of ``n`` rows: attributes (int codes), ``y`` and ``y_pred``.
 
         Atom counts are multinomial, errors binomial within each atom; rows are shuffled.
+        ``y`` is independent of the attributes and of the errors: ``y = 0`` with probability
+        ``negative_rate`` (``None``: fair coin flips, drawn as ``rng.integers(0, 2, n)``).
+        The false positive rate of an atom is then its error probability, so the disparities
+        of the false positive rate (on the negatives) are those of :meth:`truth`, and a group
+        of probability ``P(G)`` holds about ``n P(G) negative_rate`` negatives.
         """
         counts = rng.multinomial(n, self.atom_prob.ravel())
         errors = rng.binomial(counts, self.error_prob.ravel())
@@ -126,7 +131,8 @@ class CategoricalDesign:
         order = rng.permutation(n)
         atom, loss = atom[order], loss[order]
         codes = np.unravel_index(atom, LEVELS)
-        y = rng.integers(0, 2, n)
+        y = (rng.integers(0, 2, n) if negative_rate is None
+             else (rng.random(n) >= negative_rate).astype(np.int64))
         y_pred = np.where(loss, 1 - y, y)
         return {
             "attributes": {name: c.astype(np.int64) for name, c in zip(ATTRIBUTES, codes,

@@ -71,7 +71,13 @@ again, independently (fresh seeds from ``SeedSequence([SEED, 1])``), with
 ``CONFIRM_FACTOR x reps`` repetitions, and judged against the lines of that larger run. The
 summary keeps both: the cell's first-run rates (in the table, in bold) and the confirmation
 (``summary["schemes"]["uniform"]["confirmation"]``); a miss that the confirmation repeats is a
-real one.
+real one. The confirmation is two-sided: a pass can be luck too, so ``CONTROL_CELLS`` cells
+where the default crossed no line, drawn at random (``SeedSequence([SEED, 2])``), are rerun
+the same way with fresh seeds (``SeedSequence([SEED, 3])``) and judged by the same lines
+(``summary["schemes"]["uniform"]["control_confirmation"]``).
+``--controls-only`` runs only these control cells for the committed default run (same cells,
+seeds and repetitions) and writes ``faith_validity_controls.json``: the way to add the control
+side without rerunning the whole grid.
 
 Seeds: one ``numpy.random.SeedSequence`` spawns a child per (instance, n, h, repetition); each
 repetition's child spawns the audit sample's stream and one stream per scheme, so results do not
@@ -124,6 +130,9 @@ DEFAULT_INSTANCES = ("hand", "kink", "gaussian")
 ALL_SCHEMES = ("uniform", "m-out-of-n", "numerical", "subsampling", "nonparametric")
 #: The confirmation runs of the default's misses have this many times the repetitions.
 CONFIRM_FACTOR = 5
+#: Cells where the default did *not* cross a line, drawn at random and rerun the same way
+#: (the other side of the confirmation: a pass can be luck too).
+CONTROL_CELLS = 6
 #: Audit samples per parallel task.
 CHUNK = 100
 
@@ -462,13 +471,31 @@ def audit_cells(cases, cells, keyed_seeds, schemes, reps, n_resamples, n_jobs):
             for key, chunks in collected.items()}
 
 
-def confirm_misses(misses, cases, cells, reps, n_resamples, n_jobs):
+def control_cells(rows, misses, size=CONTROL_CELLS):
+    """A seeded random sample of the cells where the default crossed no line, in grid order.
+
+    Drawn with ``SeedSequence([SEED, 2])`` from the cells of the default's rows that are not
+    in ``misses``: the same sample for the same grid and misses."""
+    missed = {(m["instance"], m["n"], m["offset_sd"]) for m in misses}
+    passed = [key for key in dict.fromkeys((r["instance"], r["n"], r["offset_sd"])
+                                           for r in rows if r["scheme"] == "uniform")
+              if key not in missed]
+    rng = np.random.default_rng(np.random.SeedSequence([SEED, 2]))
+    chosen = sorted(rng.choice(len(passed), size=min(size, len(passed)), replace=False))
+    return [{"instance": passed[i][0], "n": passed[i][1], "offset_sd": passed[i][2]}
+            for i in chosen]
+
+
+def confirm_misses(misses, cases, cells, reps, n_resamples, n_jobs, stream=1):
     """Independent reruns, ``CONFIRM_FACTOR * reps`` repetitions each, of the cells where the
-    default scheme crossed a line; each judged against the lines of its own size."""
+    default scheme crossed a line; each judged against the lines of its own size.
+
+    ``stream`` names the fresh seeds, ``SeedSequence([SEED, stream])``: 1 for the misses, 3
+    for the control cells of :func:`control_cells`."""
     if not misses:
         return []
     keys = [(m["instance"], m["n"], m["offset_sd"]) for m in misses]
-    seeds = np.random.SeedSequence([SEED, 1]).spawn(len(keys))
+    seeds = np.random.SeedSequence([SEED, stream]).spawn(len(keys))
     big = CONFIRM_FACTOR * reps
     found = audit_cells(cases, cells, dict(zip(keys, seeds, strict=True)), ["uniform"], big,
                         n_resamples, n_jobs)
@@ -521,6 +548,38 @@ def print_table(rows, schemes):
         print(f"{inst:9} {n:>6} {h:>+5.2f} {first['near_kink_rate']:5.2f} " + " ".join(parts))
 
 
+def controls_only(args, cases, cells, machine, start):
+    """The control confirmation of the committed default run, on its own.
+
+    The same cells (:func:`control_cells` of the committed rows and misses), seeds and
+    repetitions as the default run's ``control_confirmation``; written to
+    ``faith_validity_controls.json`` with the command, the machine and the time it took."""
+    committed = json.loads((RESULTS / "faith_validity.json").read_text())
+    default = committed["summary"]["schemes"]["uniform"]
+    reps, n_resamples = committed["reps"], committed["n_resamples"]
+    chosen = control_cells(committed["rows"], default["cells_missing_level"])
+    out = confirm_misses(chosen, cases, cells, reps, n_resamples, args.n_jobs, stream=3)
+    elapsed = time.perf_counter() - start
+    for c in out:
+        print(f"{c['instance']:9} {c['n']:>6} {c['offset_sd']:+5.2f}  dI "
+              f"{c['type1_delta_test']:.4f}  cert {c['type1_certification']:.4f}  cov "
+              f"{c['coverage_two_sided']:.4f}  holds {c['holds']}")
+    meta = {
+        "command": "python benchmarks/bench_faith_validity.py --controls-only",
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": {**machine, "load_average_end": list(os.getloadavg())},
+        "of_run": {k: committed[k] for k in ("command", "date", "reps", "n_resamples")},
+        "seed_sample": [SEED, 2], "seed_audits": [SEED, 3],
+        "n_cells_passed": default["n_cells"] - len(default["cells_missing_level"]),
+        "control_cells": CONTROL_CELLS, "confirm_factor": CONFIRM_FACTOR,
+        "n_jobs": args.n_jobs, "elapsed_seconds": elapsed,
+        "control_confirmation": out,
+        "holds": all(c["holds"] for c in out),
+    }
+    (RESULTS / "faith_validity_controls.json").write_text(json.dumps(meta, indent=1) + "\n")
+    print(f"wrote faith_validity_controls.json in {elapsed:.0f} s")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
@@ -533,6 +592,9 @@ def main(argv=None):
                         choices=ALL_SCHEMES)
     parser.add_argument("--instances", nargs="+", default=list(DEFAULT_INSTANCES),
                         help="hand, kink, gaussian, kink-strong")
+    parser.add_argument("--controls-only", action="store_true",
+                        help="only the control confirmation of the committed default run "
+                             "(faith_validity.json): writes faith_validity_controls.json")
     args = parser.parse_args(argv)
     reps = args.reps or (150 if args.quick else 2_000)
     n_resamples = args.resamples or (199 if args.quick else 999)
@@ -551,6 +613,9 @@ def main(argv=None):
                 cell["kinks"] = [{"breakpoint": p, "sd": s} for p, s in kinks]
                 key = (case["name"], n, cell["offset_sd"])
                 cells[key], cell_seeds[key] = cell, cell_seed
+    if args.controls_only:
+        controls_only(args, cases, cells, machine, start)
+        return
     collected = audit_cells(cases, cells, cell_seeds, schemes, reps, n_resamples, args.n_jobs)
 
     rows = []
@@ -570,8 +635,11 @@ def main(argv=None):
         default = summary["schemes"]["uniform"]
         default["confirmation"] = confirm_misses(default["cells_missing_level"], cases, cells,
                                                  reps, n_resamples, args.n_jobs)
+        default["control_confirmation"] = confirm_misses(
+            control_cells(rows, default["cells_missing_level"]), cases, cells, reps,
+            n_resamples, args.n_jobs, stream=3)
         default["holds_level_after_confirmation"] = all(
-            c["holds"] for c in default["confirmation"])
+            c["holds"] for c in default["confirmation"] + default["control_confirmation"])
     elapsed = time.perf_counter() - start
     print(json.dumps(summary, indent=1))
     print(f"\n{reps} repetitions, B = {n_resamples}, {args.n_jobs} jobs: {elapsed:.0f} s")

@@ -207,11 +207,14 @@ def compare_intervals(n, repeat):
         lambda: fa_lower_bounds(x[:, None], y, y_pred, dense, "unscaled", 1), 1)
     crit = np.array([ours_lower_bounds(y, y_pred, groups, "unscaled", s).critical_value
                      for s in range(10)])
+    sd = float(crit.std(ddof=1))
+    z = (c_fa - crit.mean()) / (np.sqrt(2.0) * sd) if sd > 0 else float("nan")
     out["dense_unscaled"] = {
         "seconds_ours": t_ours, "seconds_fairaudit_dense_masks": t_fa,
         "speedup": t_fa / t_ours, "critical_value_ours_mc_mean": float(crit.mean()),
-        "critical_value_ours_mc_sd": float(crit.std(ddof=1)),
+        "critical_value_ours_mc_sd": sd,
         "critical_value_fairaudit": c_fa,
+        "critical_value_z": float(z), "agree_within_mc_error": bool(abs(z) < 3),
     }
     print(f"  intervals n={n}: ours {t_ours * 1e3:.1f} ms, fairaudit dense {t_fa:.2f} s -> "
           f"x{t_fa / t_ours:.0f}; groups='intervals': {out['fairaudit_intervals_boolean']}",

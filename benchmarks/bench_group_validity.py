@@ -34,6 +34,20 @@ script draws ``reps`` audit trails and, on each, runs
   flag. For intersections the FDR is reported for the estimated overall target (the
   audit's default) and for the known true target (the setting of the paper's FDR theorem).
 
+Regime ``--regime small-groups`` (written to ``group_validity_small_groups.{csv,json}``):
+the ``intersections`` design audited for its **false positive rate**, with ``y = 0`` in a
+share ``NEGATIVE_RATE = 0.21`` of the rows (independent of everything else, so the truth is
+unchanged), at n in {1,000, 2,000, 5,000, 10,000, 20,000} rows. The audit sample is the
+negatives: about 1,050 at n = 5,000, and the smallest intersection (probability 0.0225) holds
+about 24 of them (5 at n = 1,000, 95 at n = 20,000). Unscaled, rescaled (``w0 = inf``) and
+variance-adaptive rescaled (``"rescaled-w0"``: ``w0 = 0.01``) bounds, one- and two-sided,
+``reps = 2,000`` (Monte Carlo se 0.67 points at 90%), same ``alpha``, ``B`` and ``p_star``
+as above. Each
+audit also records the number of negatives in its smallest group and the size of the
+smallest group whose bound misses the truth, so that a shortfall can be traced to the group
+sizes. Seeds: ``SeedSequence([seed, 2, config, n, r])`` (index 2: no collision with the two
+designs above).
+
 Monte Carlo standard errors are ``sqrt(p (1 - p) / reps)`` for coverage and
 ``sd / sqrt(reps)`` for FDR and power. Seeds: audit trail and bootstrap of repetition ``r`` of
 setting ``(design, configuration, n)`` come from ``SeedSequence([seed, design, config, n, r])``,
@@ -41,6 +55,11 @@ so results do not depend on ``--n-jobs`` or chunking.
 
 Writes ``benchmarks/results/group_validity.{csv,json}`` (``--quick``: ``group_validity_quick``)
 with the exact command, versions, seeds and elapsed time, and prints the tables.
+
+The small-groups regime (``python benchmarks/bench_group_validity.py --regime small-groups``,
+10 settings x 2,000 audits x 6 bootstraps = 120,000 bootstraps) takes 10-20 minutes with
+``--n-jobs 2`` on 2 cores shared with other jobs (``elapsed_seconds`` and the load average
+in its JSON).
 
 Run time (2 shared cores, ``--n-jobs 2``, BLAS single-threaded): ``--quick`` (60 reps,
 B = 500) about 1.5 minutes; the full run (500 reps, B = 500: 12 settings x 500 audits x 4
@@ -96,6 +115,17 @@ TRUTH_TOLERANCE = 1e-12
 # groups whose lower-bound margin (estimate - lower bound) is reported
 LARGE_GROUP = {"intersections": "A=0", "intervals": "x in [0, 5]"}
 SMALL_GROUP = {"intersections": "A=1 & B=2 & C=3", "intervals": "x in [3.4, 3.5)"}
+# the small-groups regime (``--regime small-groups``): false positive rate, few negatives
+NEGATIVE_RATE = 0.21
+SMALL_GROUP_SIZES = (1_000, 2_000, 5_000, 10_000, 20_000)
+#: The regime's scalings: (label, scale, w0). ``"rescaled-w0"`` is the variance-adaptive
+#: rescaling with a finite ``w0`` (the group's own standard deviation gets weight
+#: ``P_n(G) / (P_n(G) + w0)``), at the smallest group frequency of interest.
+W0_ADAPTIVE = 0.01
+SMALL_GROUP_SCALES = (("unscaled", "unscaled", np.inf), ("rescaled", "rescaled", np.inf),
+                      ("rescaled-w0", "rescaled", W0_ADAPTIVE))
+SMALL_GROUPS_INDEX = len(DESIGNS)  # seed index after the designs' own
+SMALL_GROUPS_REPS = 2_000
 
 
 def is_null(eps, epsilon0):
@@ -177,6 +207,124 @@ def one_audit(design, config, n, rep, seed, n_resamples):
                 float((flagged & ~null).sum() / n_nonnull) if n_nonnull else float("nan")
             )
     return out
+
+
+def small_groups_audit(config, n, rep, seed, n_resamples):
+    """Coverage of the false-positive-rate bounds on one trail of the small-groups regime."""
+    model = make_design("intersections", config)
+    truth = design_truth("intersections", config)
+    data_seq, boot_seq = np.random.SeedSequence(
+        [seed, SMALL_GROUPS_INDEX, CONFIGS.index(config), n, rep]).spawn(2)
+    data = model.sample(n, np.random.default_rng(data_seq), negative_rate=NEGATIVE_RATE)
+    groups = intersections(data["attributes"], depth=model.depth)
+    eps = np.array([truth[name][2] for name in groups.names])
+    boot_seed = int(boot_seq.generate_state(1)[0])
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for scale, kind, w0 in SMALL_GROUP_SCALES:
+            for sided, alternative in (("lower", "lower"), ("two", "two-sided")):
+                res = certify_bounds(data["y"], data["y_pred"], groups,
+                                     metric="false_positive_rate", target="overall",
+                                     alternative=alternative, alpha=ALPHA, scale=kind,
+                                     p_star=P_STAR, w0=w0, n_resamples=n_resamples,
+                                     random_state=boot_seed, n_jobs=1)
+                miss = ~((res.lower <= eps + TRUTH_TOLERANCE)
+                         & (eps - TRUTH_TOLERANCE <= res.upper))
+                out[f"cover_{sided}_{scale}"] = not miss.any()
+                out[f"smallest_missed_{sided}_{scale}"] = (
+                    int(res.sizes[miss].min()) if miss.any() else -1)
+                out["negatives"] = int(res.n)
+                out["smallest_group"] = int(res.sizes.min())
+    return out
+
+
+def small_groups_chunk(config, n, reps, seed, n_resamples):
+    return [small_groups_audit(config, n, r, seed, n_resamples) for r in reps]
+
+
+def summarize_small_groups(config, n, records):
+    """Coverage rows of one (config, n) setting of the small-groups regime."""
+    reps = len(records)
+    smallest = np.array([r["smallest_group"] for r in records])
+    rows = []
+    for scale, _, w0 in SMALL_GROUP_SCALES:
+        for sided in ("lower", "two"):
+            cov = float(np.mean([r[f"cover_{sided}_{scale}"] for r in records]))
+            missed = np.array([r[f"smallest_missed_{sided}_{scale}"] for r in records])
+            missed = missed[missed >= 0]
+            diff = 100 * (cov - (1 - ALPHA))
+            rows.append({
+                "design": "intersections", "metric": "false_positive_rate", "config": config,
+                "n": n, "reps": reps, "scale": scale, "w0": "inf" if np.isinf(w0) else w0,
+                "quantity": f"coverage_{'lower' if sided == 'lower' else 'two_sided'}",
+                "nominal": 1 - ALPHA, "estimate": cov,
+                "mc_se": math.sqrt(cov * (1 - cov) / reps),
+                "within_target": bool(-2.0 <= diff <= 3.0),
+                "mean_negatives": float(np.mean([r["negatives"] for r in records])),
+                "median_smallest_group": float(np.median(smallest)),
+                "min_smallest_group": int(smallest.min()),
+                "misses": int(missed.size),
+                "median_smallest_missed_group": (float(np.median(missed)) if missed.size
+                                                 else None),
+                "misses_in_groups_under_30": int((missed < 30).sum()),
+            })
+    return rows
+
+
+def run_small_groups(args, reps, parallel):
+    """The small-groups regime: its own results files (the main run's are left alone)."""
+    from joblib import delayed
+
+    start, load_at_start = time.perf_counter(), os.getloadavg()
+    rows, timings = [], {}
+    for config in CONFIGS:
+        for n in SMALL_GROUP_SIZES:
+            t0 = time.perf_counter()
+            chunks = np.array_split(np.arange(reps), max(1, 2 * args.n_jobs))
+            parts = parallel(delayed(small_groups_chunk)(config, n, chunk.tolist(), args.seed,
+                                                         args.resamples)
+                             for chunk in chunks if chunk.size)
+            rows.extend(summarize_small_groups(config, n, [r for p in parts for r in p]))
+            timings[f"{config}/{n}"] = round(time.perf_counter() - t0, 2)
+            print(f"  small groups/{config}/n={n}: {reps} audits in "
+                  f"{timings[f'{config}/{n}']:.1f} s", flush=True)
+    elapsed = time.perf_counter() - start
+    print("\nSmall groups, false positive rate: simultaneous coverage (MC se)")
+    for r in rows:
+        print(f"{r['config']:12s}{r['n']:>7d} {r['scale']:12s}{r['quantity']:20s}"
+              f"{100 * r['estimate']:6.1f} ({100 * r['mc_se']:.1f})  smallest group "
+              f"{r['median_smallest_group']:.0f} negatives (median)")
+    stem = "group_validity_small_groups" + ("_quick" if args.quick else "")
+    fields = list(rows[0])
+    with open(RESULTS / f"{stem}.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: ("" if row[k] is None else row[k]) for k in fields})
+    model = make_design("intersections", "null")
+    meta = {
+        "command": "python benchmarks/bench_group_validity.py " + " ".join(sys.argv[1:]),
+        "regime": "small-groups", "seed": args.seed,
+        "seed_scheme": f"SeedSequence([seed, {SMALL_GROUPS_INDEX}, config_index, n, rep])"
+                       ".spawn(2) -> (audit trail, bootstrap)",
+        "reps": reps, "n_resamples": args.resamples, "alpha": ALPHA, "p_star": P_STAR,
+        "scales": [{"label": label, "scale": kind, "w0": "inf" if np.isinf(w0) else w0}
+                   for label, kind, w0 in SMALL_GROUP_SCALES],
+        "metric": "false_positive_rate", "target": "overall",
+        "negative_rate": NEGATIVE_RATE, "sizes": list(SMALL_GROUP_SIZES),
+        "n_groups": len(model.groups()),
+        "min_group_probability": float(min(v[0] for v in model.truth().values())),
+        "expected_negatives_smallest_group": {
+            str(n): n * NEGATIVE_RATE * float(min(v[0] for v in model.truth().values()))
+            for n in SMALL_GROUP_SIZES},
+        "n_jobs": args.n_jobs, "truth_tolerance": TRUTH_TOLERANCE,
+        "acceptance": "coverage within -2/+3 points of 90%",
+        "load_average_at_start": load_at_start, "versions": versions(),
+        "elapsed_seconds": round(elapsed, 1), "setting_seconds": timings, "rows": rows,
+    }
+    (RESULTS / f"{stem}.json").write_text(json.dumps(meta, indent=2) + "\n")
+    print(f"\nwrote {RESULTS / stem}.csv/.json in {elapsed:.0f} s")
 
 
 def run_chunk(design, config, n, reps, seed, n_resamples):
@@ -329,10 +477,19 @@ def main(argv=None):
     parser.add_argument("--resamples", type=int, default=500, help="bootstrap replicates B")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=20240501)
+    parser.add_argument("--regime", choices=("main", "small-groups"), default="main",
+                        help="the main grid, or the false-positive-rate small-groups regime "
+                             f"({SMALL_GROUPS_REPS:,} repetitions per setting by default)")
     args = parser.parse_args(argv)
-    reps = args.reps or (60 if args.quick else 500)
 
     from joblib import Parallel, delayed
+
+    if args.regime == "small-groups":
+        reps = args.reps or (60 if args.quick else SMALL_GROUPS_REPS)
+        with Parallel(n_jobs=args.n_jobs) as parallel:
+            run_small_groups(args, reps, parallel)
+        return
+    reps = args.reps or (60 if args.quick else 500)
 
     start = time.perf_counter()
     load_at_start = os.getloadavg()

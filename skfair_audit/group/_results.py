@@ -21,6 +21,15 @@ from ..utils import ConfidenceInterval, import_optional
 from ._bootstrap import disparity_range, group_scales, simultaneous_bounds
 from ._protocol import BOUND_SIDES, GroupAuditResult, ResultTable, Verdict
 
+#: Groups with fewer rows of the audit sample than this were measured to break the
+#: guarantee of variance-adaptive bounds (``scale="rescaled"`` with a finite ``w0``):
+#: ``python benchmarks/bench_group_validity.py --regime small-groups`` (false positive rate,
+#: 59 intersections, ``w0 = 0.01``) still measured two-sided coverage below nominal − 2 points
+#: with a smallest group of this many rows minus one, the largest size it ran; no size at
+#: which they hold was measured. ``tests/test_docs.py`` checks it against the committed
+#: results. With ``w0 = inf`` (the default) the coverage held there.
+MIN_ROWS_ADAPTIVE_SCALE = 90
+
 
 @dataclass(frozen=True, slots=True)
 class GroupBound:
@@ -351,13 +360,24 @@ class GroupBoundsResult(_GroupLookup):
         str
         """
         side = BOUND_SIDES[self.alternative]
-        return (
+        text = (
             f"The disparity of a group is ε(G) = {self._metric_words()}(G) − θ. With "
             f"probability at least {1 - self.alpha:.0%} (as the sample grows), the {side} of "
             f"all {int(self.active.sum())} groups hold at the same time: they can be read "
             "together, and a group may be singled out after looking at them, with no further "
             "multiple-testing correction."
         )
+        scale, _, w0 = self._scaling or (self.scale, None, np.inf)
+        small = int(np.sum(self.active & (self.sizes < MIN_ROWS_ADAPTIVE_SCALE)))
+        if scale == "rescaled" and np.isfinite(w0) and small:
+            text += (
+                f" Not here in practice: with a finite w0 ({w0:g}) each group's own standard "
+                f"deviation sets its bound, and {small} of the groups have fewer than "
+                f"{MIN_ROWS_ADAPTIVE_SCALE} rows, where that standard deviation is too "
+                "unreliable: with groups that small the simultaneous coverage was measured "
+                "far below the nominal level. Use w0=inf (the default)."
+            )
+        return text
 
     def key_figures(self) -> dict:
         """Metric, target, rows, groups, level, side and critical value.

@@ -55,6 +55,26 @@ def test_categorical_names_and_sample_agree_with_library():
         assert abs(data["loss"][mask].mean() - mean) < 5 * se + 1e-12
 
 
+def test_negative_rate_keeps_the_truth_for_the_false_positive_rate():
+    # The small-groups regime of bench_group_validity: y = 0 in a share negative_rate of the
+    # rows, independent of the atoms and the errors, so the false positive rate of each
+    # group (on the negatives) has the error-rate truth; the default draw is unchanged.
+    model = synth.categorical_design("alternative")
+    default = model.sample(500, np.random.default_rng(3))
+    assert np.array_equal(default["y"],
+                          model.sample(500, np.random.default_rng(3), negative_rate=None)["y"])
+    data = model.sample(200_000, np.random.default_rng(1), negative_rate=0.21)
+    negative = data["y"] == 0
+    assert abs(negative.mean() - 0.21) < 5 * np.sqrt(0.21 * 0.79 / negative.size)
+    groups = intersections(data["attributes"], depth=3)
+    fpr = (data["y_pred"] == 1) & negative
+    for j, name in enumerate(groups.names):
+        mask = groups.mask(j) & negative
+        _, mean, _ = model.truth()[name]
+        se = np.sqrt(mean * (1 - mean) / mask.sum())
+        assert abs(fpr[mask].mean() - mean) < 5 * se + 1e-12
+
+
 @pytest.mark.parametrize("config", ["null", "alternative"])
 def test_interval_truth_matches_quadrature(config):
     model = synth.interval_design(config)

@@ -150,3 +150,28 @@ def test_plot_order_of_certificates_bounds_and_equalized_odds():
                                n_resamples=100, random_state=0)
     assert "(no group named by the verdict: bounds only" in eo_bounds.describe_plot()
     assert "no group named" in eo_bounds._repr_html_()
+
+
+def test_guarantee_of_adaptive_bounds_warns_about_groups_below_the_measured_size():
+    # Was: the same guarantee sentence with a finite w0, whose bounds studentise each group
+    # by its own standard deviation and were measured far below the nominal coverage when
+    # groups are small (bench_group_validity.py --regime small-groups).
+    from skfair_audit.group._results import MIN_ROWS_ADAPTIVE_SCALE
+
+    rng = np.random.default_rng(1)
+    n = 600
+    size = max(MIN_ROWS_ADAPTIVE_SCALE // 2, 2)
+    race = np.where(np.arange(n) < size, "tiny", rng.choice(["A", "B"], n))
+    y = np.zeros(n, dtype=int)
+    y_pred = (rng.random(n) < 0.2).astype(int)
+    common = dict(metric="fpr", n_resamples=50, random_state=0)
+    adaptive = certify_bounds(y, y_pred, {"race": race}, w0=0.01, **common)
+    assert adaptive.sizes.min() < MIN_ROWS_ADAPTIVE_SCALE
+    text = adaptive.guarantee()
+    assert "finite w0 (0.01)" in text and f"fewer than {MIN_ROWS_ADAPTIVE_SCALE} rows" in text
+    assert "1 of the groups" in text
+    for quiet in (certify_bounds(y, y_pred, {"race": race}, **common),  # w0 = inf
+                  certify_bounds(y, y_pred, {"race": race}, scale="unscaled", **common),
+                  certify_bounds(y[size:], y_pred[size:], {"race": race[size:]}, w0=0.01,
+                                 **common)):  # no small group
+        assert "finite w0" not in quiet.guarantee()

@@ -252,3 +252,72 @@ def test_key_figure_labels_do_not_wrap_inside_a_jupyter_output(browser, tmp_path
     assert labels and any(len(label["text"].split()) >= 3 for label in labels)
     wrapped = [label for label in labels if label["lines"] > 1]
     assert wrapped == [], wrapped
+
+
+#: Run in a documentation page: whether MathJax has typeset it, and what is left untypeset.
+CHECK_MATH = """(() => {
+  const text = document.body.innerText;
+  const script = [...document.scripts].map(s => s.src).find(s => /mathjax/i.test(s));
+  return JSON.stringify({
+    typeset: document.querySelectorAll('.MathJax_CHTML, mjx-container').length,
+    math: document.querySelectorAll('.math').length,
+    raw: (text.match(/\\\\\\(/g) || []).length + (text.match(/\\\\\\[/g) || []).length,
+    errors: document.querySelectorAll('.MathJax_Error, merror').length,
+    pending: typeof MathJax === 'undefined' || !MathJax.Hub ||
+      MathJax.Hub.queue.pending > 0 || MathJax.Hub.queue.running > 0,
+    script: script || null});
+})()"""
+
+#: The math-heavy page opened by the documentation test, and what it includes.
+MATH_PAGE = ("user_guide", "group_fairness")
+
+
+def _docs_page(tmp_path):
+    """The math-heavy page of a built site: ``SKFAIR_AUDIT_DOCS_HTML`` (a built site, as
+    ``.ci/run`` sets after its ``sphinx -W`` build), or that page alone built here with the
+    project's ``doc/conf.py`` (theme, local MathJax) in a few seconds."""
+    from pathlib import Path
+
+    built = os.environ.get("SKFAIR_AUDIT_DOCS_HTML")
+    if built:
+        page = Path(built).joinpath(*MATH_PAGE).with_suffix(".html")
+        assert page.is_file(), f"{page} was not built"
+        return page
+    sphinx = pytest.importorskip("sphinx.cmd.build", reason="sphinx (the docs extra)")
+    pytest.importorskip("pydata_sphinx_theme", reason="pydata-sphinx-theme (the docs extra)")
+    doc = Path(__file__).resolve().parents[2] / "doc"
+    source = tmp_path / "src"
+    source.mkdir()
+    page = doc.joinpath(*MATH_PAGE).with_suffix(".rst")
+    (source / "index.rst").write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
+    for include in page.parent.glob("*.inc"):
+        shutil.copy(include, source / include.name)
+    shutil.copytree(doc / "_static", source / "_static")
+    (source / "conf.py").write_text(
+        f"exec(compile(open({str(doc / 'conf.py')!r}).read(), 'conf.py', 'exec'))\n",
+        encoding="utf-8")
+    out = tmp_path / "html"
+    status = sphinx.build_main(["-q", "-b", "html", str(source), str(out)])
+    assert status == 0
+    return out / "index.html"
+
+
+def test_documentation_math_renders_offline(browser, tmp_path):
+    """Was: MathJax from a CDN, so without a network every formula showed as raw LaTeX."""
+    page = _docs_page(tmp_path)
+    if "_static/mathjax/MathJax.js" not in page.read_text(encoding="utf-8"):
+        _fail_or_skip("no local MathJax for the docs (Debian: apt-get install libjs-mathjax; "
+                      ".ci/run installs it when run as root)")
+    browser.open(page.as_uri())
+    deadline = time.monotonic() + 30
+    while True:
+        state = json.loads(browser.evaluate(CHECK_MATH))
+        if not state["pending"] and state["typeset"] >= state["math"] or (
+                time.monotonic() > deadline):
+            break
+        time.sleep(0.2)
+    assert (state["script"] or "").startswith("file://"), state["script"]  # no network needed
+    assert state["math"] > 20 and state["typeset"] >= state["math"], state
+    assert state["raw"] == 0 and state["errors"] == 0, state
+    assert browser.errors() == []
+    tmp_path.joinpath("math.png").write_bytes(browser.screenshot())
