@@ -2,7 +2,7 @@
 
 Usage::
 
-    SKFAIR_AUDIT_DATA=/work/shared/data python benchmarks/bench_monitor_real.py [--seed 0]
+    SKFAIR_AUDIT_DATA=~/skfair_audit_data python benchmarks/bench_monitor_real.py [--seed 0]
 
 * **COMPAS** (ProPublica filter, 6,172 rows) replayed in screening-date order (ties by id),
   looks after every 100 rows. The monitored model is the COMPAS rule "high risk" =
