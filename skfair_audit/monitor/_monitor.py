@@ -128,7 +128,7 @@ class FairnessMonitor(BaseEstimator):
         the target is a reference group (for the groups disjoint from it) or the overall
         rate with ``epsilon0=0`` (each group against the rest). They detect sooner than two
         CSs compared; each group's share of α is then split equally between its CS and its
-        test.
+        test, except for a single declared comparison (see the notes).
     model_id : str, optional
         Identifies the monitored model (e.g. a hash of its file); a saved state is refused
         by a monitor with another one.
@@ -150,6 +150,21 @@ class FairnessMonitor(BaseEstimator):
     bets only from the batch after the one it appeared in. Its slot is fixed before its
     first bet, so Ville's inequality applies to every slot and the union bound gives the
     simultaneous guarantee. Running intersections keep the CSs nested.
+
+    **One declared comparison.** When the collection is one group :math:`A` and the
+    reference group :math:`B` it is paired with, and no group may appear later
+    (``new_level_share=0``), :math:`A` is flagged by its paired test alone, at the level
+    :math:`\\alpha_{AB} = \\alpha (w_A + w_B)` of both shares, and the CSs keep their whole
+    shares :math:`\\alpha w_A` and :math:`\\alpha w_B` (no split). A wrong flag needs
+    :math:`H_0` true and the test's capital to reach :math:`1/\\alpha_{AB}` (probability
+    :math:`\\le \\alpha_{AB}` by Ville's inequality); a wrong certificate needs :math:`H_0`
+    false and a CS to miss (probability :math:`\\le \\alpha w_A + \\alpha w_B`). Only one of
+    the two is possible, whatever the truth, so the flag and the certificate are true
+    together, at every look, with probability :math:`\\ge 1 - \\alpha_{AB}`; separately, the
+    CSs hold at every look with probability :math:`\\ge 1 - \\alpha_{AB}`. These are two
+    statements at level :math:`\\alpha_{AB}`, not one joint statement: the flag may come
+    before the disparity CS clears :math:`\\varepsilon_0` (the test is the more powerful).
+    With one row of each group per look the test is Chugg et al.'s test step for step.
 
     **e-BH.** The e-value of :math:`H_0: \\varepsilon(G) \\le \\varepsilon_0` (greater) is the
     long capital :math:`K^+_t(\\theta + \\varepsilon_0)`, a supermartingale under the null,
@@ -509,10 +524,29 @@ class FairnessMonitor(BaseEstimator):
         return grid_points(self.grid_size)
 
     def _alphas(self):
-        """Each stream's level for its CS (half its share when it has a paired test)."""
-        if not self._paired_on():
+        """Each stream's level for its CS (half its share when it has a paired test, unless
+        the test is the single comparison)."""
+        if not self._paired_on() or self._single_comparison():
             return self.alpha * self._weights
         return self.alpha * self._weights * np.where(self._partners() != -1, 0.5, 1.0)
+
+    def _single_comparison(self):
+        """One declared comparison: the only group, paired with a reference group, and no
+        group may appear later (``new_level_share=0``). Its test then flags alone, at the
+        level of both shares (see the class notes)."""
+        if (not self._paired_on() or self.target == OVERALL
+                or float(self.new_level_share) != 0.0):
+            return False
+        idx = self._group_streams()
+        return idx.size == 1 and bool(self._partners()[idx[0]] >= 0)
+
+    def _comparison_alpha(self):
+        """Level of the single comparison's test (0 when there is none)."""
+        if not self._single_comparison():
+            return 0.0
+        j = self._group_streams()[0]
+        return float(self.alpha * (self._weights[j]
+                                   + self._weights[self.names_.index(self.target)]))
 
     def _signed_test(self):
         """Two-sided test of equal rates: one bettor of either sign (Chugg et al.)."""
@@ -685,6 +719,7 @@ class FairnessMonitor(BaseEstimator):
             q=float(self.q), procedure=self.procedure, method=self.method,
             n_rows=int(self.n_rows_), n_looks=int(self.n_looks_), history=hist,
             paired_tests=int((self._partners()[idx] != -1).sum()),
+            comparison_alpha=self._comparison_alpha(),
         )
 
     def _group_streams(self):
@@ -715,8 +750,12 @@ class FairnessMonitor(BaseEstimator):
         tested = self._partners()[idx] != -1
         if tested.any():
             e_values = np.where(tested, np.exp(self._test_log_e(idx)), e_values)
-            test_alpha = self.alpha * self._weights[idx] * 0.5
-            cs_flag = cs_flag | (tested & (self._t_max[idx] >= np.log(1.0 / test_alpha)))
+            single = self._comparison_alpha()
+            if single:  # the test alone flags, with both shares (see the class notes)
+                cs_flag = self._t_max[idx] >= np.log(1.0 / single)
+            else:
+                test_alpha = self.alpha * self._weights[idx] * 0.5
+                cs_flag = cs_flag | (tested & (self._t_max[idx] >= np.log(1.0 / test_alpha)))
         if self.procedure == "fdr" and idx.size:
             flagged = weighted_ebh(e_values, self._weights[idx], self.q)
         else:

@@ -65,9 +65,74 @@ def test_monitor_paired_test_equals_the_count_arithmetic_and_detects():
     assert mon._t_log[j, 0] == pytest.approx(log_w, rel=1e-12)
     res = mon.result()
     assert res.names == ("g=A",) and res.flagged[0] and res.paired_tests == 1
-    assert "paired betting tests" in res.guarantee()
-    # the share of g=A is split between its CS and its test; g=B's CS keeps its share
-    np.testing.assert_allclose(mon._alphas(), [0.05 / 4, 0.05 / 2])
+    # one declared comparison: the CSs keep their shares, the test flags with both
+    np.testing.assert_allclose(mon._alphas(), [0.05 / 2, 0.05 / 2])
+    assert res.comparison_alpha == pytest.approx(0.05)
+    assert "paired betting test against the rate of g=B at level 0.05" in res.guarantee()
+
+
+def test_with_room_for_new_groups_the_share_is_split():
+    rng = np.random.default_rng(1)
+    mon = FairnessMonitor(["g"], levels={"g": ["A", "B"]}, target="g=B",
+                          alternative="two-sided", new_level_share=0.1)
+    res = mon.partial_fit(_two_groups(rng, 100, 0.45, 0.3)).result()
+    # g=A's share 0.45 alpha is split between its CS and its test; g=B's CS keeps its share
+    np.testing.assert_allclose(mon._alphas(), [0.05 * 0.45 / 2, 0.05 * 0.45])
+    assert res.comparison_alpha == 0.0 and "paired betting tests" in res.guarantee()
+
+
+def _chugg_ons(x, y, alpha):
+    """Chugg et al. (2023), Algorithm 1 with the ONS bet, written from the paper: pair
+    ``g_t = x_t - y_t``, wealth ``prod (1 - lambda_t g_t)``; returns the log-wealth path
+    and the first pair (1-based) at which the wealth reaches ``1 / alpha``."""
+    lam, a, log_w, path = 0.0, 1.0, 0.0, []
+    for g in np.asarray(x, float) - np.asarray(y, float):
+        log_w += np.log(1.0 - lam * g)
+        path.append(log_w)
+        z = g / (1.0 - lam * g)
+        a += z * z
+        lam = min(max(lam - 2.0 / (2.0 - np.log(3.0)) * z / a, -0.5), 0.5)
+    path = np.array(path)
+    hit = np.flatnonzero(path >= np.log(1.0 / alpha))
+    return path, int(hit[0]) + 1 if hit.size else -1
+
+
+def test_one_pair_per_look_is_chugg_et_al_test_step_for_step():
+    """Fed one row of each group per look, the single comparison is the ONS test of Chugg et
+    al. at the whole alpha: same wealth at every look, same first alarm."""
+    rng = np.random.default_rng(3)
+    x = (rng.random(150) < 0.6).astype(int)
+    y = (rng.random(150) < 0.3).astype(int)
+    path, first = _chugg_ons(x, y, 0.05)
+    assert 0 < first < 150
+    mon = FairnessMonitor(["g"], levels={"g": ["A", "B"]}, target="g=B",
+                          alternative="two-sided", new_level_share=0.0)
+    mon._init_state()  # declared levels: the groups exist before the first batch
+    j = mon.names_.index("g=A")
+    flagged_at = -1
+    for t in range(150):
+        batch = pd.DataFrame({"g": ["A", "B"], "y": [x[t], y[t]], "y_pred": [x[t], y[t]]})
+        res = mon.partial_fit(batch).result()
+        assert mon._t_log[j, 0] == pytest.approx(path[t], abs=1e-12)
+        if flagged_at < 0 and res.flagged[0]:
+            flagged_at = t + 1
+    assert flagged_at == first
+
+
+def test_single_comparison_flags_at_the_whole_level_and_by_its_test_alone():
+    """The alarm comes at the first look where the test's capital reaches 1/alpha (not
+    4/alpha, the split of the general case), and not from the CSs."""
+    rng = np.random.default_rng(4)
+    mon = FairnessMonitor(["g"], levels={"g": ["A", "B"]}, target="g=B",
+                          alternative="two-sided", new_level_share=0.0)
+    for _ in range(200):
+        res = mon.partial_fit(_two_groups(rng, 40, 0.45, 0.3)).result()
+        log_e = mon._t_max[mon.names_.index("g=A")]
+        assert res.flagged[0] == (log_e >= np.log(1 / 0.05))
+        if res.flagged[0]:
+            break
+    assert res.flagged[0] and log_e < np.log(4 / 0.05)
+    assert res.disparity_low[0] <= 0.0  # the CS alone would not flag yet
 
 
 def test_which_groups_are_paired():
