@@ -25,12 +25,15 @@ from ..utils import (
 from ._batch import count_batch
 from ._betting import (
     BET_CAP,
+    MIX_POINTS,
     asymptotic_interval,
     expected_pairs,
     grid_interval,
     grid_points,
     hedged_log_capital,
     log_capital_step,
+    mixture_log_capital,
+    mixture_step,
     ons_update,
     paired_step,
     plugin_bet,
@@ -124,11 +127,17 @@ class FairnessMonitor(BaseEstimator):
         Points of the grid of means of the betting CSs (resolution ``1 / grid_size``).
     paired : bool
         Also flag by paired betting tests of :math:`\\varepsilon(G)` against
-        :math:`\\varepsilon_0` (Chugg et al. 2023, with the online-Newton-step bet), when
+        :math:`\\varepsilon_0` (Chugg et al. 2023; bet: ``paired_bet``), when
         the target is a reference group (for the groups disjoint from it) or the overall
         rate with ``epsilon0=0`` (each group against the rest). They detect sooner than two
         CSs compared; each group's share of α is then split equally between its CS and its
         test, except for a single declared comparison (see the notes).
+    paired_bet : {"mixture", "ons"}
+        Bet of the paired tests. ``"mixture"``: the average capital of 101 bettors with
+        constant bets spread evenly from 0 to the cap (a uniform prior over the bets), exact
+        from a batch's counts whatever the batch size. ``"ons"``: the online Newton step of
+        Chugg et al., held fixed within a batch (with one row of each group per look, their
+        test step for step).
     model_id : str, optional
         Identifies the monitored model (e.g. a hash of its file); a saved state is refused
         by a monitor with another one.
@@ -164,7 +173,8 @@ class FairnessMonitor(BaseEstimator):
     CSs hold at every look with probability :math:`\\ge 1 - \\alpha_{AB}`. These are two
     statements at level :math:`\\alpha_{AB}`, not one joint statement: the flag may come
     before the disparity CS clears :math:`\\varepsilon_0` (the test is the more powerful).
-    With one row of each group per look the test is Chugg et al.'s test step for step.
+    With one row of each group per look and ``paired_bet="ons"`` the test is Chugg et al.'s
+    test step for step.
 
     **e-BH.** The e-value of :math:`H_0: \\varepsilon(G) \\le \\varepsilon_0` (greater) is the
     long capital :math:`K^+_t(\\theta + \\varepsilon_0)`, a supermartingale under the null,
@@ -223,6 +233,7 @@ class FairnessMonitor(BaseEstimator):
         "new_level_share": [Interval("real", 0, 1, closed="left")],
         "grid_size": [Interval("integral", 10, 100_000)],
         "paired": [Options((True, False))],
+        "paired_bet": [Options(("mixture", "ons"))],
         "model_id": [None, STRING],
     }
 
@@ -230,7 +241,7 @@ class FairnessMonitor(BaseEstimator):
                  pos_label=None, target="overall", alternative="greater", epsilon0=0.0,
                  procedure="fwer", alpha=0.05, q=0.1, method="betting", depth=None,
                  levels=None, grid=None, new_level_share=0.1, grid_size=500, paired=True,
-                 model_id=None):
+                 paired_bet="mixture", model_id=None):
         self.protected = protected
         self.label = label
         self.prediction = prediction
@@ -249,6 +260,7 @@ class FairnessMonitor(BaseEstimator):
         self.new_level_share = new_level_share
         self.grid_size = grid_size
         self.paired = paired
+        self.paired_bet = paired_bet
         self.model_id = model_id
 
     # ------------------------------------------------------------------ configuration
@@ -322,6 +334,7 @@ class FairnessMonitor(BaseEstimator):
         self._t_log = np.zeros((0, 2))
         self._t_lam = np.zeros((0, 2))
         self._t_a = np.zeros((0, 2))
+        self._t_mix = np.zeros((0, 2, MIX_POINTS if self.paired_bet == "mixture" else 0))
         self._t_max = np.zeros(0)
         self._since = np.zeros(0, dtype=np.int64)
         self._n_initial = 0
@@ -391,6 +404,7 @@ class FairnessMonitor(BaseEstimator):
         self._t_log = np.concatenate([self._t_log, np.zeros((s, 2))])
         self._t_lam = np.concatenate([self._t_lam, np.zeros((s, 2))])
         self._t_a = np.concatenate([self._t_a, np.ones((s, 2))])
+        self._t_mix = np.concatenate([self._t_mix, np.zeros((s, *self._t_mix.shape[1:]))])
         self._t_max = np.concatenate([self._t_max, np.zeros(s)])
         self._since = np.concatenate([self._since, np.full(s, -1, dtype=np.int64)])
         pad = np.zeros((s, self._log_up.shape[1]))
@@ -549,8 +563,10 @@ class FairnessMonitor(BaseEstimator):
                                    + self._weights[self.names_.index(self.target)]))
 
     def _signed_test(self):
-        """Two-sided test of equal rates: one bettor of either sign (Chugg et al.)."""
-        return self.alternative == "two-sided" and float(self.epsilon0) == 0.0
+        """Two-sided test of equal rates by ONS: one bettor of either sign (Chugg et al.);
+        the mixture bet hedges two one-sided mixtures instead."""
+        return (self.paired_bet == "ons" and self.alternative == "two-sided"
+                and float(self.epsilon0) == 0.0)
 
     def _paired_on(self):
         if not self.paired or self.method != "betting":
@@ -605,6 +621,10 @@ class FairnessMonitor(BaseEstimator):
         sides = tuple(zip((1.0, -1.0), self._paired_sides(), strict=True))
         for col, (side, d) in enumerate(sides[:1] if signed else sides):
             cap = BET_CAP / (1.0 + side * d)
+            if self.paired_bet == "mixture":
+                self._t_mix[idx, col] += mixture_step(up, down, same, cap, d, side)
+                self._t_log[idx, col] = mixture_log_capital(self._t_mix[idx, col])
+                continue
             lam = self._t_lam[idx, col]
             inc, grad, grad2 = paired_step(up, down, same, lam, d, side)
             self._t_log[idx, col] += inc
@@ -831,6 +851,7 @@ class FairnessMonitor(BaseEstimator):
             "k": self._k, "low": self._low, "high": self._high, "max_log_e": self._max_log_e,
             "since": self._since, "log_up": self._log_up, "log_down": self._log_down,
             "t_log": self._t_log, "t_lam": self._t_lam, "t_a": self._t_a, "t_max": self._t_max,
+            "t_mix": self._t_mix,
             "hist_look": self._hist_look, "hist_rows": self._hist_rows,
             "hist_low": self._hist_low, "hist_high": self._hist_high,
         }
@@ -886,7 +907,7 @@ class FairnessMonitor(BaseEstimator):
         self._partners_key = self._groups_key = None
         for name in ("weights", "registered", "n", "k", "low", "high", "max_log_e", "since",
                      "log_up", "log_down", "hist_look", "hist_rows", "hist_low", "hist_high",
-                     "t_log", "t_lam", "t_a", "t_max"):
+                     "t_log", "t_lam", "t_a", "t_max", "t_mix"):
             setattr(self, f"_{name}", np.array(arrays[name]))
         self.labels_ = list(meta["labels"])
         self.n_looks_ = int(meta["n_looks"])

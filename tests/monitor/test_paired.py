@@ -9,24 +9,29 @@ import pytest
 from skfair_audit.monitor import FairnessMonitor
 from skfair_audit.monitor._betting import (
     BET_CAP,
+    MIX_POINTS,
     expected_pairs,
+    mixture_log_capital,
+    mixture_step,
     ons_update,
     paired_step,
 )
 
 
+@pytest.mark.parametrize("bet", ["ons", "mixture"])
 @pytest.mark.parametrize("d, side, signed, gap", [
     (0.0, 1.0, True, 0.0),      # two-sided test of equal rates
     (0.05, 1.0, False, 0.05),   # one-sided, on the boundary of its null
     (-0.05, -1.0, False, -0.05),
 ])
-def test_paired_test_is_valid_under_the_null(d, side, signed, gap):
+def test_paired_test_is_valid_under_the_null(d, side, signed, gap, bet):
     """P(the capital ever reaches 1/alpha) <= alpha (+ 3 MC se), groups of unequal sizes."""
     rng = np.random.default_rng(0)
     reps, looks, alpha = 3000, 300, 0.1
     log_w = np.zeros(reps)
     lam = np.zeros(reps)
     a = np.ones(reps)
+    mix = np.zeros((2, reps, MIX_POINTS))
     crossed = np.zeros(reps, bool)
     for _ in range(looks):
         n_g = rng.binomial(60, 0.3, reps)
@@ -34,9 +39,15 @@ def test_paired_test_is_valid_under_the_null(d, side, signed, gap):
         k_g = rng.binomial(n_g, 0.4 + gap)
         k_p = rng.binomial(n_p, 0.4)
         _, up, down, same = expected_pairs(n_g, k_g, n_p, k_p)
-        inc, grad, grad2 = paired_step(up, down, same, lam, d, side)
-        log_w += inc
-        lam, a = ons_update(lam, a, grad, grad2, BET_CAP / (1 + side * d), signed=signed)
+        if bet == "mixture":  # the two-sided test hedges both sides
+            for i, s in enumerate((side, -side) if signed else (side,)):
+                mix[i] += mixture_step(up, down, same, BET_CAP / (1 + s * d), d, s)
+            log_w = mixture_log_capital(mix[:2 if signed else 1].transpose(1, 0, 2)
+                                        .reshape(reps, -1))
+        else:
+            inc, grad, grad2 = paired_step(up, down, same, lam, d, side)
+            log_w += inc
+            lam, a = ons_update(lam, a, grad, grad2, BET_CAP / (1 + side * d), signed=signed)
         crossed |= log_w >= np.log(1 / alpha)
     assert crossed.mean() <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / reps)
 
@@ -50,7 +61,7 @@ def _two_groups(rng, n, rate_a, rate_b):
 def test_monitor_paired_test_equals_the_count_arithmetic_and_detects():
     rng = np.random.default_rng(1)
     mon = FairnessMonitor(["g"], levels={"g": ["A", "B"]}, target="g=B",
-                          alternative="two-sided", new_level_share=0.0)
+                          alternative="two-sided", new_level_share=0.0, paired_bet="ons")
     log_w, lam, a = 0.0, np.zeros(1), np.ones(1)
     for _ in range(30):
         batch = _two_groups(rng, 100, 0.45, 0.3)
@@ -106,7 +117,7 @@ def test_one_pair_per_look_is_chugg_et_al_test_step_for_step():
     path, first = _chugg_ons(x, y, 0.05)
     assert 0 < first < 150
     mon = FairnessMonitor(["g"], levels={"g": ["A", "B"]}, target="g=B",
-                          alternative="two-sided", new_level_share=0.0)
+                          alternative="two-sided", new_level_share=0.0, paired_bet="ons")
     mon._init_state()  # declared levels: the groups exist before the first batch
     j = mon.names_.index("g=A")
     flagged_at = -1
@@ -117,6 +128,39 @@ def test_one_pair_per_look_is_chugg_et_al_test_step_for_step():
         if flagged_at < 0 and res.flagged[0]:
             flagged_at = t + 1
     assert flagged_at == first
+
+
+def test_mixture_bet_is_the_average_of_constant_bettors():
+    """The default bet, from batches of counts, equals the capital of 2 x 101 constant
+    bettors written from the rows: one row of each group per look (exact pairs), then
+    batches of 60 rows (the expectation over a random matching, by enumeration)."""
+    rng = np.random.default_rng(5)
+    x = (rng.random(80) < 0.5).astype(int)
+    y = (rng.random(80) < 0.3).astype(int)
+    mon = FairnessMonitor(["g"], levels={"g": ["A", "B"]}, target="g=B",
+                          alternative="two-sided", new_level_share=0.0)
+    mon._init_state()
+    j = mon.names_.index("g=A")
+    lam = np.linspace(0, 0.5, 101)
+    log_k = np.zeros((2, lam.size))  # bettors on either side, log-capital
+    for t in range(80):
+        batch = pd.DataFrame({"g": ["A", "B"], "y": [x[t], y[t]], "y_pred": [x[t], y[t]]})
+        mon.partial_fit(batch)
+        log_k += np.log(1 + np.outer([1, -1], lam) * (x[t] - y[t]))
+        want = np.log(np.exp(log_k).mean())
+        assert mon._test_log_e(np.array([j]))[0] == pytest.approx(want, abs=1e-9)
+    for _ in range(5):  # batches with unequal group sizes: E over a random matching
+        batch = _two_groups(rng, 60, 0.5, 0.3)
+        mon.partial_fit(batch)
+        a = batch.y_pred[batch.g == "A"].to_numpy()
+        b = batch.y_pred[batch.g == "B"].to_numpy()
+        pairs = min(a.size, b.size)
+        # E_pi of the sum over pairs of log(1 + s lam (a_i - b_pi(i))): each pair's expectation
+        # is the average over all (row of A, row of B), times the number of pairs
+        g = (a[:, None] - b[None, :]).ravel()
+        log_k += pairs * np.log1p(np.multiply.outer(np.outer([1, -1], lam), g)).mean(axis=-1)
+        want = np.log(np.exp(log_k).mean())
+        assert mon._test_log_e(np.array([j]))[0] == pytest.approx(want, abs=1e-9)
 
 
 def test_single_comparison_flags_at_the_whole_level_and_by_its_test_alone():
