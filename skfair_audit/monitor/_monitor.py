@@ -132,12 +132,14 @@ class FairnessMonitor(BaseEstimator):
         rate with ``epsilon0=0`` (each group against the rest). They detect sooner than two
         CSs compared; each group's share of α is then split equally between its CS and its
         test, except for a single declared comparison (see the notes).
-    paired_bet : {"mixture", "ons"}
+    paired_bet : {"mixture+ons", "mixture", "ons"}
         Bet of the paired tests. ``"mixture"``: the average capital of 101 bettors with
         constant bets spread evenly from 0 to the cap (a uniform prior over the bets), exact
         from a batch's counts whatever the batch size. ``"ons"``: the online Newton step of
         Chugg et al., held fixed within a batch (with one row of each group per look, their
-        test step for step).
+        test step for step); it adapts sooner to a disparity that appears late.
+        ``"mixture+ons"`` (default): half of the capital on each, an average of two test
+        supermartingales, within a factor 2 of the better one.
     model_id : str, optional
         Identifies the monitored model (e.g. a hash of its file); a saved state is refused
         by a monitor with another one.
@@ -233,7 +235,7 @@ class FairnessMonitor(BaseEstimator):
         "new_level_share": [Interval("real", 0, 1, closed="left")],
         "grid_size": [Interval("integral", 10, 100_000)],
         "paired": [Options((True, False))],
-        "paired_bet": [Options(("mixture", "ons"))],
+        "paired_bet": [Options(("mixture+ons", "mixture", "ons"))],
         "model_id": [None, STRING],
     }
 
@@ -241,7 +243,7 @@ class FairnessMonitor(BaseEstimator):
                  pos_label=None, target="overall", alternative="greater", epsilon0=0.0,
                  procedure="fwer", alpha=0.05, q=0.1, method="betting", depth=None,
                  levels=None, grid=None, new_level_share=0.1, grid_size=500, paired=True,
-                 paired_bet="mixture", model_id=None):
+                 paired_bet="mixture+ons", model_id=None):
         self.protected = protected
         self.label = label
         self.prediction = prediction
@@ -334,7 +336,7 @@ class FairnessMonitor(BaseEstimator):
         self._t_log = np.zeros((0, 2))
         self._t_lam = np.zeros((0, 2))
         self._t_a = np.zeros((0, 2))
-        self._t_mix = np.zeros((0, 2, MIX_POINTS if self.paired_bet == "mixture" else 0))
+        self._t_mix = np.zeros((0, 2, 0 if self.paired_bet == "ons" else MIX_POINTS))
         self._t_max = np.zeros(0)
         self._since = np.zeros(0, dtype=np.int64)
         self._n_initial = 0
@@ -564,9 +566,8 @@ class FairnessMonitor(BaseEstimator):
 
     def _signed_test(self):
         """Two-sided test of equal rates by ONS: one bettor of either sign (Chugg et al.);
-        the mixture bet hedges two one-sided mixtures instead."""
-        return (self.paired_bet == "ons" and self.alternative == "two-sided"
-                and float(self.epsilon0) == 0.0)
+        the mixture always hedges two one-sided mixtures."""
+        return self.alternative == "two-sided" and float(self.epsilon0) == 0.0
 
     def _paired_on(self):
         if not self.paired or self.method != "betting":
@@ -619,12 +620,14 @@ class FairnessMonitor(BaseEstimator):
         _, up, down, same = expected_pairs(n_b[idx], k_b[idx], n_p, k_p)
         signed = self._signed_test()
         sides = tuple(zip((1.0, -1.0), self._paired_sides(), strict=True))
+        if self.paired_bet != "ons":
+            for col, (side, d) in enumerate(sides):
+                self._t_mix[idx, col] += mixture_step(up, down, same,
+                                                      BET_CAP / (1.0 + side * d), d, side)
         for col, (side, d) in enumerate(sides[:1] if signed else sides):
-            cap = BET_CAP / (1.0 + side * d)
             if self.paired_bet == "mixture":
-                self._t_mix[idx, col] += mixture_step(up, down, same, cap, d, side)
-                self._t_log[idx, col] = mixture_log_capital(self._t_mix[idx, col])
-                continue
+                break
+            cap = BET_CAP / (1.0 + side * d)
             lam = self._t_lam[idx, col]
             inc, grad, grad2 = paired_step(up, down, same, lam, d, side)
             self._t_log[idx, col] += inc
@@ -633,14 +636,22 @@ class FairnessMonitor(BaseEstimator):
         self._t_max[idx] = np.maximum(self._t_max[idx], self._test_log_e(idx))
 
     def _test_log_e(self, idx):
-        """Log e-value of the paired test of every stream ``idx`` at this look."""
-        if self.alternative == "greater":
-            return self._t_log[idx, 0]
+        """Log e-value of the paired test of every stream ``idx`` at this look: the ONS
+        bettor's, the mixture's, or the log of their average (``"mixture+ons"``)."""
+        parts = []
+        if self.paired_bet != "mixture":
+            parts.append(self._sides_log_e(self._t_log[idx], self._signed_test()))
+        if self.paired_bet != "ons":
+            parts.append(self._sides_log_e(mixture_log_capital(self._t_mix[idx]), False))
+        return parts[0] if len(parts) == 1 else hedged_log_capital(*parts)
+
+    def _sides_log_e(self, log_k, signed):
+        """The alternative's e-value from the log-capitals ``(n, 2)`` of the two sides."""
+        if self.alternative == "greater" or signed:
+            return log_k[:, 0]
         if self.alternative == "less":
-            return self._t_log[idx, 1]
-        if self._signed_test():
-            return self._t_log[idx, 0]
-        return hedged_log_capital(self._t_log[idx, 0], self._t_log[idx, 1])
+            return log_k[:, 1]
+        return hedged_log_capital(log_k[:, 0], log_k[:, 1])
 
     def _stream_counts(self, counts):
         """``(n, k)`` of every stream in the batch."""

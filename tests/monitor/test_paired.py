@@ -138,7 +138,7 @@ def test_mixture_bet_is_the_average_of_constant_bettors():
     x = (rng.random(80) < 0.5).astype(int)
     y = (rng.random(80) < 0.3).astype(int)
     mon = FairnessMonitor(["g"], levels={"g": ["A", "B"]}, target="g=B",
-                          alternative="two-sided", new_level_share=0.0)
+                          alternative="two-sided", new_level_share=0.0, paired_bet="mixture")
     mon._init_state()
     j = mon.names_.index("g=A")
     lam = np.linspace(0, 0.5, 101)
@@ -161,6 +161,24 @@ def test_mixture_bet_is_the_average_of_constant_bettors():
         log_k += pairs * np.log1p(np.multiply.outer(np.outer([1, -1], lam), g)).mean(axis=-1)
         want = np.log(np.exp(log_k).mean())
         assert mon._test_log_e(np.array([j]))[0] == pytest.approx(want, abs=1e-9)
+
+
+@pytest.mark.parametrize("alternative, epsilon0", [("two-sided", 0.0), ("greater", 0.02),
+                                                    ("two-sided", 0.02)])
+def test_default_bet_averages_the_mixture_and_ons_capitals(alternative, epsilon0):
+    rng = np.random.default_rng(6)
+    kw = dict(levels={"g": ["A", "B"]}, target="g=B", alternative=alternative,
+              epsilon0=epsilon0)
+    mons = {bet: FairnessMonitor(["g"], paired_bet=bet, **kw)
+            for bet in ("mixture+ons", "mixture", "ons")}
+    for _ in range(20):
+        batch = _two_groups(rng, 100, 0.4, 0.3)
+        for mon in mons.values():
+            mon.partial_fit(batch)
+    j = np.array([mons["ons"].names_.index("g=A")])
+    e = {bet: np.exp(mon._test_log_e(j)[0]) for bet, mon in mons.items()}
+    assert e["mixture+ons"] == pytest.approx((e["mixture"] + e["ons"]) / 2, rel=1e-12)
+    assert e["mixture"] != pytest.approx(e["ons"], rel=1e-3)
 
 
 def test_single_comparison_flags_at_the_whole_level_and_by_its_test_alone():
