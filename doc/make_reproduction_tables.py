@@ -1499,11 +1499,20 @@ def monitoring_guide():
         f"{val['load_average_at_start'][0]:.1f} at the start, "
         f"{val['load_average_at_end'][0]:.1f} at the end).\n")
     power = load("monitor_power.json")
+    batch = power["batch"]
     out.append(
         f"\n**Power on two groups** (``{power['command'].strip()}``; {power['reps']} "
-        f"replications, base rate {power['base_rate']:g}, half of every batch of "
-        f"{power['batch']} rows from each group, α = {power['alpha']:g}; rows until the "
-        f"alarm, capped at {power['max_rows']:,}):\n")
+        f"replications, base rate {power['base_rate']:g}, rows of the two groups in equal "
+        f"numbers, α = {power['alpha']:g}, target the reference group, two-sided, "
+        f"ε₀ = 0; median rows until the alarm, share of replications alarmed, capped at "
+        f"{power['max_rows']:,} rows). Chugg et al.'s setting is one observation of each "
+        "group per step: the monitor is run there with one row of each group per look, and "
+        f"also in batches of {batch} rows. \"Declared\": one declared comparison (levels "
+        "declared, ``new_level_share=0``: the test flags alone, at the whole α). "
+        f"\"Defaults\": {1 - 2 * power['share_with_new_levels']:.0%} of α kept for new "
+        "groups (``new_level_share=0.1``), so the group's share is split between its CS and "
+        "its test. Bets: the default ``mixture+ons``, the mixture of "
+        f"{power['mixture_bettors']} constant bettors alone, Chugg et al.'s ONS alone.\n")
 
     def med(cell):
         m = cell["median_rows"]
@@ -1512,45 +1521,92 @@ def monitoring_guide():
     def ratio(x):
         return "—" if x is None else f"{x:.2f}"
 
+    variants = [("monitor_one_pair_per_look", "one pair per look, declared"),
+                ("monitor_mixture_one_pair_per_look", "the same, mixture bet"),
+                ("monitor_batch", f"batches of {batch}, declared"),
+                ("monitor_mixture_batch", f"batches of {batch}, mixture bet"),
+                ("monitor_ons_batch", f"batches of {batch}, ONS bet"),
+                ("monitor_batch_room_for_new_groups", f"batches of {batch}, defaults")]
     out.append(table(
-        ["disparity", "monitor: median rows (alarmed)", "its paired test alone at α",
-         "Chugg et al. ONS", "oracle fixed n", "fixed-n power at it", "monitor / ONS",
-         "test alone / ONS", "monitor / oracle", "ONS / oracle"],
-        [[f"{r['delta'] * 100:g} points", med(r["monitor"]),
-          med(r["paired_test_alone_full_alpha"]), med(r["chugg_ons"]),
-          f"{r['fixed_horizon_oracle_rows']:,}",
-          pct(r["fixed_horizon_power_at_oracle_rows"], 0), ratio(r["ratio_monitor_to_ons"]),
-          ratio(r["ratio_paired_alone_to_ons"]), ratio(r["ratio_monitor_to_oracle"]),
-          ratio(r["ratio_ons_to_oracle"])]
-         for r in power["power"]]))
-    ratios = [r["ratio_monitor_to_ons"] for r in power["power"] if r["ratio_monitor_to_ons"]]
-    alone = [r["ratio_paired_alone_to_ons"] for r in power["power"]
-             if r["ratio_paired_alone_to_ons"]]
+        ["disparity", "Chugg et al. ONS", *(f"monitor: {label}" for _, label in variants),
+         "oracle fixed n", "fixed-n power at it"],
+        [[f"{r['delta'] * 100:g} points", med(r["chugg_ons"]),
+          *(med(r[key]) for key, _ in variants), f"{r['fixed_horizon_oracle_rows']:,}",
+          pct(r["fixed_horizon_power_at_oracle_rows"], 0)] for r in power["power"]]))
+    out.append("\nRatios of the median rows (below 1: the monitor alarms sooner than Chugg et "
+               "al.'s test):\n")
+    out.append(table(
+        ["disparity", *(f"{label} / ONS" for _, label in variants), "ONS / oracle",
+         "one pair per look / oracle", f"batches of {batch} / oracle"],
+        [[f"{r['delta'] * 100:g} points",
+          *(ratio(r[f"ratio_{key}_to_ons"]) for key, _ in variants),
+          ratio(r["ratio_chugg_ons_to_oracle"]),
+          ratio(r["ratio_monitor_one_pair_per_look_to_oracle"]),
+          ratio(r["ratio_monitor_batch_to_oracle"])] for r in power["power"]]))
+    same = all(r["ons_one_pair_per_look_identical_to_chugg"] for r in power["power"])
+
+    def span(key):
+        vals = [r[f"ratio_{key}_to_ons"] for r in power["power"] if r[f"ratio_{key}_to_ons"]]
+        return f"{min(vals):.2f}–{max(vals):.2f}"
+
     null = power["null"]
+
+    def null_cell(key):
+        c = null[key]
+        return f"{_share(c['share_alarmed'], c['mc_se'])} ({c['reps']:,} replications)"
+
     out.append(
-        f"\nThe monitor needs {min(ratios):.2f}–{max(ratios):.2f} times the rows of the ONS "
-        f"test; its paired test alone, given all of α as the ONS test is, needs "
-        f"{min(alone):.2f}–{max(alone):.2f} times. The difference is the price of the "
-        "confidence sequences the monitor keeps for every group (α is split between the "
-        "two groups' intervals and the test). The ratios to the oracle's fixed horizon are "
-        "the price of anytime validity (the oracle knows the disparity in advance). Without "
-        f"a disparity, alarms up to {power['max_rows']:,} rows: monitor "
-        f"{_share(null['monitor']['share_alarmed'], null['monitor']['mc_se'])}, its paired "
-        "test alone at α "
-        + _share(null["paired_test_alone_full_alpha"]["share_alarmed"],
-                 null["paired_test_alone_full_alpha"]["mc_se"]) + ", "
-        f"ONS {_share(null['chugg_ons']['share_alarmed'], null['chugg_ons']['mc_se'])} "
-        f"(α = {power['alpha']:g}).\n")
+        "\nWith ``paired_bet=\"ons\"`` and one pair per look the monitor "
+        + ("alarmed at exactly the row of Chugg et al.'s test in every replication (it is "
+           "their test step for step)" if same else
+           "did NOT alarm at the same row as Chugg et al.'s test in every replication")
+        + ". With the default bet the declared comparison needs "
+        f"{span('monitor_one_pair_per_look')} times the rows of their test with one pair per "
+        f"look, and {span('monitor_batch')} times in batches of {batch} rows (the ONS bet "
+        f"alone in batches: {span('monitor_ons_batch')}; an ONS bet is held fixed within a "
+        "batch, a constant bettor loses nothing to batching). With room for new groups: "
+        f"{span('monitor_batch_room_for_new_groups')}. The ratios to the oracle's fixed "
+        "horizon are the price of anytime validity: the oracle knows the disparity in "
+        "advance and looks once, at the size where 80% of its audits detect it, whereas a "
+        "median is the size by which half of the monitors have alarmed (and they go on "
+        "looking). Without a disparity, alarms up to "
+        f"{power['max_rows']:,} rows (false alarms; α = {power['alpha']:g}): Chugg et al. "
+        f"{null_cell('chugg_ons')}; one pair per look, declared "
+        f"{null_cell('monitor_one_pair_per_look')}; the same with the mixture bet "
+        f"{null_cell('monitor_mixture_one_pair_per_look')}; batches, declared "
+        f"{null_cell('monitor_batch')}; mixture bet {null_cell('monitor_mixture_batch')}; "
+        f"ONS bet {null_cell('monitor_ons_batch')}; defaults "
+        f"{null_cell('monitor_batch_room_for_new_groups')}. Run time "
+        f"{power['elapsed_seconds'] / 60:.1f} min (load average "
+        f"{power['load_average_at_start'][0]:.1f} at the start, "
+        f"{power['load_average_at_end'][0]:.1f} at the end).\n")
+    shift = power["shift"]
     out.append(f"\n**Distribution shift**: the disparity appears after "
-               f"{power['shift'][0]['change_at_rows']:,} rows.\n")
+               f"{shift[0]['change_at_rows']:,} rows; monitor in batches of {batch}, "
+               "declared.\n")
     out.append(table(
         ["disparity", "monitor: alarms before the change", "delay after it (median rows)",
-         "ONS: alarms before", "ONS delay"],
+         "mixture bet: delay", "ONS bet: delay", "Chugg et al.: alarms before",
+         "Chugg et al.: delay"],
         [[f"{r['delta'] * 100:g} points",
-          _share(r["monitor"]["false_alarm_before_change"], r["monitor"]["mc_se"]),
-          med(r["monitor"]),
+          _share(r["monitor_batch"]["false_alarm_before_change"], r["monitor_batch"]["mc_se"]),
+          med(r["monitor_batch"]), med(r["monitor_mixture_batch"]),
+          med(r["monitor_ons_batch"]),
           _share(r["chugg_ons"]["false_alarm_before_change"], r["chugg_ons"]["mc_se"]),
-          med(r["chugg_ons"])] for r in power["shift"]]))
+          med(r["chugg_ons"])] for r in shift]))
+
+    def delay_ratio(r, key):
+        a, b = r[key]["median_rows"], r["chugg_ons"]["median_rows"]
+        return a / b if a and b else math.nan
+
+    mix = [delay_ratio(r, "monitor_mixture_batch") for r in shift]
+    dflt = [delay_ratio(r, "monitor_batch") for r in shift]
+    out.append(
+        f"\nAfter a late change the mixture alone waits {min(mix):.2f}–{max(mix):.2f} times "
+        "Chugg et al.'s delay: while there is no disparity its bettors with large bets lose "
+        "capital, which they must win back, whereas the ONS bet stays near zero and moves "
+        f"when the disparity comes. The default bet, half on each, waits {min(dflt):.2f}–"
+        f"{max(dflt):.2f} times their delay.\n")
     speed = load("monitor_speed.json")
     out.append(
         f"\n**Speed** (``{speed['command'].strip()}``): {speed['rows']:,} rows in batches "

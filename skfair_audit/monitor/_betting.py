@@ -357,3 +357,54 @@ def ons_update(lam, a, grad, grad2, cap, signed=False):
     a = a + grad2
     lam = np.clip(lam - ONS_STEP * grad / a, -cap if signed else 0.0, cap)
     return lam, a
+
+
+#: Constant bettors of the mixture bet of the paired tests: ``MIX_POINTS`` equally spaced
+#: bets from 0 to the cap, equal weights (a uniform prior over the bets).
+MIX_POINTS = 101
+
+
+def mixture_step(up, down, same, cap, d, side):
+    """Log-capital increments of the constant bettors of a paired test for one batch.
+
+    The mixture bet (an alternative to the online Newton step) follows :math:`J` bettors
+    with constant bets :math:`\\lambda_j = c\\, j / (J - 1)`, :math:`j = 0, \\dots, J - 1`
+    (:math:`c` the cap), each with factors :math:`1 + \\lambda_j s (g - d)` on side
+    :math:`s`, and holds their average capital
+
+    .. math::
+
+        K_t = \\frac1J \\sum_j \\prod_{i \\le t} (1 + \\lambda_j s (g_i - d)).
+
+    A constant bet is predictable whatever the batches, so each bettor's expected
+    log-capital over a random matching of the batch's rows (as in :func:`paired_step`) is
+    exact from the counts, with nothing held fixed in a batch: each bettor is a test
+    supermartingale under the null, and so is their average (weights fixed in advance).
+    Against the best constant bet in hindsight the average loses about
+    :math:`\\tfrac12 \\log t` (Laplace's method), the regret of a uniform prior.
+
+    Parameters
+    ----------
+    up, down, same : ndarray of shape (n_streams,)
+        Expected pair types (:func:`expected_pairs`).
+    cap : float
+        Largest bet (keeps every factor at least ``1 - BET_CAP``).
+    d : float
+        The null's boundary.
+    side : {+1, -1}
+
+    Returns
+    -------
+    ndarray of shape (n_streams, MIX_POINTS)
+    """
+    lam = cap * np.linspace(0.0, 1.0, MIX_POINTS)
+    out = 0.0
+    for count, g in ((up, 1.0), (down, -1.0), (same, 0.0)):
+        out = out + np.asarray(count, dtype=float)[..., None] * np.log1p(lam * side * (g - d))
+    return out
+
+
+def mixture_log_capital(log_k):
+    """``log`` of the average capital of the bettors (last axis)."""
+    top = np.max(log_k, axis=-1)
+    return top + np.log(np.mean(np.exp(log_k - top[..., None]), axis=-1))

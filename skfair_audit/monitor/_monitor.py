@@ -25,12 +25,15 @@ from ..utils import (
 from ._batch import count_batch
 from ._betting import (
     BET_CAP,
+    MIX_POINTS,
     asymptotic_interval,
     expected_pairs,
     grid_interval,
     grid_points,
     hedged_log_capital,
     log_capital_step,
+    mixture_log_capital,
+    mixture_step,
     ons_update,
     paired_step,
     plugin_bet,
@@ -124,11 +127,19 @@ class FairnessMonitor(BaseEstimator):
         Points of the grid of means of the betting CSs (resolution ``1 / grid_size``).
     paired : bool
         Also flag by paired betting tests of :math:`\\varepsilon(G)` against
-        :math:`\\varepsilon_0` (Chugg et al. 2023, with the online-Newton-step bet), when
+        :math:`\\varepsilon_0` (Chugg et al. 2023; bet: ``paired_bet``), when
         the target is a reference group (for the groups disjoint from it) or the overall
         rate with ``epsilon0=0`` (each group against the rest). They detect sooner than two
         CSs compared; each group's share of α is then split equally between its CS and its
-        test.
+        test, except for a single declared comparison (see the notes).
+    paired_bet : {"mixture+ons", "mixture", "ons"}
+        Bet of the paired tests. ``"mixture"``: the average capital of 101 bettors with
+        constant bets spread evenly from 0 to the cap (a uniform prior over the bets), exact
+        from a batch's counts whatever the batch size. ``"ons"``: the online Newton step of
+        Chugg et al., held fixed within a batch (with one row of each group per look, their
+        test step for step); it adapts sooner to a disparity that appears late.
+        ``"mixture+ons"`` (default): half of the capital on each, an average of two test
+        supermartingales, within a factor 2 of the better one.
     model_id : str, optional
         Identifies the monitored model (e.g. a hash of its file); a saved state is refused
         by a monitor with another one.
@@ -150,6 +161,22 @@ class FairnessMonitor(BaseEstimator):
     bets only from the batch after the one it appeared in. Its slot is fixed before its
     first bet, so Ville's inequality applies to every slot and the union bound gives the
     simultaneous guarantee. Running intersections keep the CSs nested.
+
+    **One declared comparison.** When the collection is one group :math:`A` and the
+    reference group :math:`B` it is paired with, and no group may appear later
+    (``new_level_share=0``), :math:`A` is flagged by its paired test alone, at the level
+    :math:`\\alpha_{AB} = \\alpha (w_A + w_B)` of both shares, and the CSs keep their whole
+    shares :math:`\\alpha w_A` and :math:`\\alpha w_B` (no split). A wrong flag needs
+    :math:`H_0` true and the test's capital to reach :math:`1/\\alpha_{AB}` (probability
+    :math:`\\le \\alpha_{AB}` by Ville's inequality); a wrong certificate needs :math:`H_0`
+    false and a CS to miss (probability :math:`\\le \\alpha w_A + \\alpha w_B`). Only one of
+    the two is possible, whatever the truth, so the flag and the certificate are true
+    together, at every look, with probability :math:`\\ge 1 - \\alpha_{AB}`; separately, the
+    CSs hold at every look with probability :math:`\\ge 1 - \\alpha_{AB}`. These are two
+    statements at level :math:`\\alpha_{AB}`, not one joint statement: the flag may come
+    before the disparity CS clears :math:`\\varepsilon_0` (the test is the more powerful).
+    With one row of each group per look and ``paired_bet="ons"`` the test is Chugg et al.'s
+    test step for step.
 
     **e-BH.** The e-value of :math:`H_0: \\varepsilon(G) \\le \\varepsilon_0` (greater) is the
     long capital :math:`K^+_t(\\theta + \\varepsilon_0)`, a supermartingale under the null,
@@ -208,6 +235,7 @@ class FairnessMonitor(BaseEstimator):
         "new_level_share": [Interval("real", 0, 1, closed="left")],
         "grid_size": [Interval("integral", 10, 100_000)],
         "paired": [Options((True, False))],
+        "paired_bet": [Options(("mixture+ons", "mixture", "ons"))],
         "model_id": [None, STRING],
     }
 
@@ -215,7 +243,7 @@ class FairnessMonitor(BaseEstimator):
                  pos_label=None, target="overall", alternative="greater", epsilon0=0.0,
                  procedure="fwer", alpha=0.05, q=0.1, method="betting", depth=None,
                  levels=None, grid=None, new_level_share=0.1, grid_size=500, paired=True,
-                 model_id=None):
+                 paired_bet="mixture+ons", model_id=None):
         self.protected = protected
         self.label = label
         self.prediction = prediction
@@ -234,6 +262,7 @@ class FairnessMonitor(BaseEstimator):
         self.new_level_share = new_level_share
         self.grid_size = grid_size
         self.paired = paired
+        self.paired_bet = paired_bet
         self.model_id = model_id
 
     # ------------------------------------------------------------------ configuration
@@ -307,6 +336,7 @@ class FairnessMonitor(BaseEstimator):
         self._t_log = np.zeros((0, 2))
         self._t_lam = np.zeros((0, 2))
         self._t_a = np.zeros((0, 2))
+        self._t_mix = np.zeros((0, 2, 0 if self.paired_bet == "ons" else MIX_POINTS))
         self._t_max = np.zeros(0)
         self._since = np.zeros(0, dtype=np.int64)
         self._n_initial = 0
@@ -376,6 +406,7 @@ class FairnessMonitor(BaseEstimator):
         self._t_log = np.concatenate([self._t_log, np.zeros((s, 2))])
         self._t_lam = np.concatenate([self._t_lam, np.zeros((s, 2))])
         self._t_a = np.concatenate([self._t_a, np.ones((s, 2))])
+        self._t_mix = np.concatenate([self._t_mix, np.zeros((s, *self._t_mix.shape[1:]))])
         self._t_max = np.concatenate([self._t_max, np.zeros(s)])
         self._since = np.concatenate([self._since, np.full(s, -1, dtype=np.int64)])
         pad = np.zeros((s, self._log_up.shape[1]))
@@ -509,13 +540,33 @@ class FairnessMonitor(BaseEstimator):
         return grid_points(self.grid_size)
 
     def _alphas(self):
-        """Each stream's level for its CS (half its share when it has a paired test)."""
-        if not self._paired_on():
+        """Each stream's level for its CS (half its share when it has a paired test, unless
+        the test is the single comparison)."""
+        if not self._paired_on() or self._single_comparison():
             return self.alpha * self._weights
         return self.alpha * self._weights * np.where(self._partners() != -1, 0.5, 1.0)
 
+    def _single_comparison(self):
+        """One declared comparison: the only group, paired with a reference group, and no
+        group may appear later (``new_level_share=0``). Its test then flags alone, at the
+        level of both shares (see the class notes)."""
+        if (not self._paired_on() or self.target == OVERALL
+                or float(self.new_level_share) != 0.0):
+            return False
+        idx = self._group_streams()
+        return idx.size == 1 and bool(self._partners()[idx[0]] >= 0)
+
+    def _comparison_alpha(self):
+        """Level of the single comparison's test (0 when there is none)."""
+        if not self._single_comparison():
+            return 0.0
+        j = self._group_streams()[0]
+        return float(self.alpha * (self._weights[j]
+                                   + self._weights[self.names_.index(self.target)]))
+
     def _signed_test(self):
-        """Two-sided test of equal rates: one bettor of either sign (Chugg et al.)."""
+        """Two-sided test of equal rates by ONS: one bettor of either sign (Chugg et al.);
+        the mixture always hedges two one-sided mixtures."""
         return self.alternative == "two-sided" and float(self.epsilon0) == 0.0
 
     def _paired_on(self):
@@ -569,7 +620,13 @@ class FairnessMonitor(BaseEstimator):
         _, up, down, same = expected_pairs(n_b[idx], k_b[idx], n_p, k_p)
         signed = self._signed_test()
         sides = tuple(zip((1.0, -1.0), self._paired_sides(), strict=True))
+        if self.paired_bet != "ons":
+            for col, (side, d) in enumerate(sides):
+                self._t_mix[idx, col] += mixture_step(up, down, same,
+                                                      BET_CAP / (1.0 + side * d), d, side)
         for col, (side, d) in enumerate(sides[:1] if signed else sides):
+            if self.paired_bet == "mixture":
+                break
             cap = BET_CAP / (1.0 + side * d)
             lam = self._t_lam[idx, col]
             inc, grad, grad2 = paired_step(up, down, same, lam, d, side)
@@ -579,14 +636,22 @@ class FairnessMonitor(BaseEstimator):
         self._t_max[idx] = np.maximum(self._t_max[idx], self._test_log_e(idx))
 
     def _test_log_e(self, idx):
-        """Log e-value of the paired test of every stream ``idx`` at this look."""
-        if self.alternative == "greater":
-            return self._t_log[idx, 0]
+        """Log e-value of the paired test of every stream ``idx`` at this look: the ONS
+        bettor's, the mixture's, or the log of their average (``"mixture+ons"``)."""
+        parts = []
+        if self.paired_bet != "mixture":
+            parts.append(self._sides_log_e(self._t_log[idx], self._signed_test()))
+        if self.paired_bet != "ons":
+            parts.append(self._sides_log_e(mixture_log_capital(self._t_mix[idx]), False))
+        return parts[0] if len(parts) == 1 else hedged_log_capital(*parts)
+
+    def _sides_log_e(self, log_k, signed):
+        """The alternative's e-value from the log-capitals ``(n, 2)`` of the two sides."""
+        if self.alternative == "greater" or signed:
+            return log_k[:, 0]
         if self.alternative == "less":
-            return self._t_log[idx, 1]
-        if self._signed_test():
-            return self._t_log[idx, 0]
-        return hedged_log_capital(self._t_log[idx, 0], self._t_log[idx, 1])
+            return log_k[:, 1]
+        return hedged_log_capital(log_k[:, 0], log_k[:, 1])
 
     def _stream_counts(self, counts):
         """``(n, k)`` of every stream in the batch."""
@@ -685,6 +750,7 @@ class FairnessMonitor(BaseEstimator):
             q=float(self.q), procedure=self.procedure, method=self.method,
             n_rows=int(self.n_rows_), n_looks=int(self.n_looks_), history=hist,
             paired_tests=int((self._partners()[idx] != -1).sum()),
+            comparison_alpha=self._comparison_alpha(),
         )
 
     def _group_streams(self):
@@ -715,8 +781,12 @@ class FairnessMonitor(BaseEstimator):
         tested = self._partners()[idx] != -1
         if tested.any():
             e_values = np.where(tested, np.exp(self._test_log_e(idx)), e_values)
-            test_alpha = self.alpha * self._weights[idx] * 0.5
-            cs_flag = cs_flag | (tested & (self._t_max[idx] >= np.log(1.0 / test_alpha)))
+            single = self._comparison_alpha()
+            if single:  # the test alone flags, with both shares (see the class notes)
+                cs_flag = self._t_max[idx] >= np.log(1.0 / single)
+            else:
+                test_alpha = self.alpha * self._weights[idx] * 0.5
+                cs_flag = cs_flag | (tested & (self._t_max[idx] >= np.log(1.0 / test_alpha)))
         if self.procedure == "fdr" and idx.size:
             flagged = weighted_ebh(e_values, self._weights[idx], self.q)
         else:
@@ -792,6 +862,7 @@ class FairnessMonitor(BaseEstimator):
             "k": self._k, "low": self._low, "high": self._high, "max_log_e": self._max_log_e,
             "since": self._since, "log_up": self._log_up, "log_down": self._log_down,
             "t_log": self._t_log, "t_lam": self._t_lam, "t_a": self._t_a, "t_max": self._t_max,
+            "t_mix": self._t_mix,
             "hist_look": self._hist_look, "hist_rows": self._hist_rows,
             "hist_low": self._hist_low, "hist_high": self._hist_high,
         }
@@ -847,7 +918,7 @@ class FairnessMonitor(BaseEstimator):
         self._partners_key = self._groups_key = None
         for name in ("weights", "registered", "n", "k", "low", "high", "max_log_e", "since",
                      "log_up", "log_down", "hist_look", "hist_rows", "hist_low", "hist_high",
-                     "t_log", "t_lam", "t_a", "t_max"):
+                     "t_log", "t_lam", "t_a", "t_max", "t_mix"):
             setattr(self, f"_{name}", np.array(arrays[name]))
         self.labels_ = list(meta["labels"])
         self.n_looks_ = int(meta["n_looks"])

@@ -52,7 +52,7 @@ class MonitorResult:
         adjusted for multiplicity; ``nan`` for asymptotic CSs).
     alphas : ndarray
         The level of each group's CS: its share of ``alpha`` (half of it when the group also
-        has a paired test).
+        has a paired test, unless that test is the single comparison).
     registered : ndarray of int
         Look at which each group was registered (it bets from the next look on).
     metric, target, alternative, procedure, method : str
@@ -68,6 +68,10 @@ class MonitorResult:
     paired_tests : int
         Groups that are also tested by a paired betting test against the target (their
         share of ``alpha`` is split between their CS and the test).
+    comparison_alpha : float
+        With a single declared comparison (one group paired with a reference group, no
+        new groups allowed), the level of its paired test, which then flags alone and gets
+        both groups' shares; ``0`` otherwise.
     """
 
     names: tuple
@@ -99,6 +103,7 @@ class MonitorResult:
     n_looks: int
     history: dict = field(repr=False)
     paired_tests: int = 0
+    comparison_alpha: float = 0.0
 
     @property
     def pvalue(self) -> np.ndarray:
@@ -122,13 +127,26 @@ class MonitorResult:
         -------
         str
         """
+        if self.comparison_alpha and self.procedure == "fwer":
+            level = self.comparison_alpha
+            return (f"The flag of {self.names[0]} comes from a paired betting test against "
+                    f"{self.target} at level {level:.3g}: the chance of a flag at some look "
+                    f"while there is no disparity beyond epsilon0 is at most {level:.3g}; "
+                    "separately, the interval holds the true disparity at every look with "
+                    f"probability at least {1 - level:.3g}, and the flag and the certificate, "
+                    f"read at any look, are both true with probability at least "
+                    f"{1 - level:.3g} (a wrong flag needs no disparity, a wrong certificate "
+                    "needs one).")
         cs = (f"With probability at least {1 - self.alpha:.0%}, every group's interval "
               "holds its true disparity at every look simultaneously (so every flag and "
               "certificate, read at any look, even one chosen because of earlier looks, is "
               "true)")
         if self.method == "asymptotic":
             cs += ", in the large-sample limit only (asymptotic confidence sequences)"
-        if self.paired_tests:
+        if self.comparison_alpha:
+            cs += (f"; the e-value of {self.names[0]} is the capital of its paired betting "
+                   "test against the target, and its interval keeps its whole share of alpha")
+        elif self.paired_tests:
             cs += (f"; the flags of {self.paired_tests} group(s) also come from paired betting "
                    "tests against the target, which share each group's part of alpha with "
                    "its interval")

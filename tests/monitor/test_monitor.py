@@ -412,6 +412,7 @@ def test_estimator_conventions_and_parameter_errors():
     (["age"], {"grid": [18, 30, 45, 70]}),
     (["s"], {"method": "asymptotic"}),
     (["s"], {"target": "s=a", "procedure": "fdr"}),
+    (["s"], {"target": "s=a", "alternative": "two-sided", "paired_bet": "ons"}),
 ])
 def test_round_trip_of_every_kind(tmp_path, protected, params):
     rng = np.random.default_rng(17)
@@ -432,5 +433,5 @@ def test_round_trip_of_every_kind(tmp_path, protected, params):
     nxt = batch()
     back.partial_fit(nxt)
     mon.partial_fit(nxt)
-    for name in ("_low", "_high", "_t_log", "_log_up", "_n"):
+    for name in ("_low", "_high", "_t_log", "_t_mix", "_t_lam", "_log_up", "_n"):
         np.testing.assert_array_equal(getattr(back, name), getattr(mon, name))
