@@ -238,6 +238,9 @@ def faith_audit(
     memory_limit : int, float, str or None, default="2GiB"
         Budget of the dense problem's construction and of a bootstrap batch; exceeding it
         raises :class:`MemoryLimitError` before allocating (see :func:`prepare_transport`).
+    estimand : str, optional
+        Where the audit lets an individual move, in one sentence (kept in the result as
+        ``estimand`` and quoted by its guarantee); :class:`FaithAuditor` passes it.
 
     Returns
     -------

@@ -360,8 +360,11 @@ def prepare_metric_transport(
         allows every move.
     rows : array-like of int or bool mask, default=None
         The source cells to build (the support of the frequencies to evaluate, e.g. the cells
-        with audit rows: every bootstrap resample lives there). None builds every cell. All
-        cells are destinations either way.
+        with audit rows: every bootstrap resample lives there). None builds every cell.
+    destinations : array-like of int or bool mask, default=None
+        The cells a source may move to (within its group); None: every cell. Staying put is
+        always allowed. The FaiTH audit on a reference set fixes its destinations this way
+        before the audit sample is seen (``FaithAuditor(space="reference")``).
     max_levels : int, default=32
         With at most this many distinct loss values in a group every value is searched on its
         own; with more, the values are split into a tree of ranges (see Notes).
