@@ -271,6 +271,50 @@ def test_near_kink_diagnostic():
     assert dual_unique[0.0] >= 0.9
 
 
+def test_kink_resolution_changes_nothing_on_a_grid(monkeypatch):
+    """Pieces differing by a negligible share are ignored by the diagnostic; around the
+    kinks of a grid the pieces differ by whole cells, so the flags are those of the plain
+    confidence set (KINK_RESOLUTION = 0)."""
+    import skfair_audit.faith._uniform as uniform
+
+    loss, cost, f_star = hand_instance()
+    problem = prepare_transport(loss, cost)
+    n = 2000
+    for offset in (0.0, 1.0, -1.0, 4.0):
+        epsilon = 0.6 + offset * kink_sd(n)
+        for seed in range(40):
+            counts = np.random.default_rng(seed).multinomial(n, f_star)
+            flags = []
+            for resolution in (0.0, uniform.KINK_RESOLUTION):
+                monkeypatch.setattr(uniform, "KINK_RESOLUTION", resolution)
+                flags.append(uniform_inference(problem, counts, epsilon,
+                                               bootstrap=False)[1].near_kink)
+            assert flags[0] == flags[1]
+
+
+def test_near_kink_is_rare_on_continuous_features():
+    """Continuous features: neighbouring pieces differ by one audit row; the population dual
+    has one minimiser, and the diagnostic says so (it fired in every audit before)."""
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+
+    from skfair_audit.faith import FaithAuditor
+
+    rng = np.random.default_rng(0)
+
+    def draw(n):
+        g = rng.integers(0, 2, n).astype(float)
+        X = np.column_stack([g, rng.normal(size=(n, 3))])
+        logit = X[:, 1] + 0.5 * X[:, 2] + 0.8 * g - 0.3
+        return X, (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+
+    model = FrozenEstimator(LogisticRegression().fit(*draw(2000)))
+    auditor = FaithAuditor(model, protected=[0], metric="protected_euclidean", epsilon=0.05,
+                           n_resamples=20, random_state=0).fit(*draw(2000))
+    flags = [auditor.audit(*draw(2000)).near_kink for _ in range(10)]
+    assert sum(flags) <= 2
+
+
 # --------------------------------------------------------------------------- scale
 def test_runs_on_the_scalable_path_without_dense_arrays():
     # 50,000 cells and 100,000 hull segments with 100,000 distinct slopes: a (cells x pieces)
