@@ -21,10 +21,13 @@ def _space(auditor_or_space):
 
     space = getattr(auditor_or_space, "space_", auditor_or_space)
     if not isinstance(space, GridSpace):
-        # an empirical space is built from the audit rows themselves: not a reduction
+        # the reference and empirical spaces hold the audit rows themselves as cells: their
+        # audits are not a sum of cell counts over partitions
         raise ValueError(
             "expected a fitted FaithAuditor with space='grid' or a GridSpace, got "
-            f"{type(auditor_or_space).__name__}."
+            f"{type(auditor_or_space).__name__}: audits on a reference (or empirical) sample "
+            "space keep every audit row as a cell; run them in memory with "
+            "FaithAuditor.audit."
         )
     return space
 
