@@ -211,8 +211,8 @@ class FairnessMonitor(BaseEstimator):
     ...                           "y_pred": (rng.random(500) < 0.3).astype(int)})
     ...     mon = mon.partial_fit(batch)
     >>> res = mon.result()
-    >>> res.n_looks, res.flagged.any()
-    (5, np.False_)
+    >>> res.n_looks, bool(res.flagged.any())
+    (5, False)
     """
 
     _parameter_constraints = {
