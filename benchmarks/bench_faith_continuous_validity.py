@@ -78,7 +78,6 @@ import csv
 import json
 import math
 import os
-import platform
 import sys
 import time
 import warnings
@@ -86,7 +85,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-import scipy
 import sklearn
 from joblib import Parallel, delayed
 from scipy.spatial import cKDTree
@@ -97,10 +95,11 @@ from skfair_audit.faith import FaithAuditor, faith_audit
 from skfair_audit.faith._audit import saturation_budgets
 from skfair_audit.faith._uniform import uniform_inference
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_faith_validity import LEVEL, machine_info, rate, thresholds  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 SEED = 20261201
-LEVEL = 0.95
-ALPHA = 1.0 - LEVEL
 SIZES = (1_000, 5_000, 20_000)
 INSTANCES = ("protected_euclidean", "sensitive_subspace")
 REFERENCE_ROWS = 5_000
@@ -332,18 +331,6 @@ def run_chunk(auditor, n, epsilons, seeds, n_resamples, check_first=False):
     return out, agrees
 
 
-def rate(hits):
-    """Share of True and its Monte Carlo standard error."""
-    p = float(np.mean(hits))
-    return p, math.sqrt(p * (1.0 - p) / len(hits))
-
-
-def thresholds(reps):
-    """Acceptance lines: nominal ± 2 Monte Carlo standard errors at the nominal rate."""
-    mc_se = math.sqrt(ALPHA * (1.0 - ALPHA) / reps)
-    return ALPHA + 2.0 * mc_se, LEVEL - 2.0 * mc_se
-
-
 def summarize(audits, truth, truth_se):
     """The row entries of one cell from its audits, shape (reps, 7)."""
     value, lower, upper, low, high, near, saturated = audits.T
@@ -397,23 +384,6 @@ def verdicts(rows):
     }
 
 
-def machine_info():
-    try:
-        available = len(os.sched_getaffinity(0))
-    except AttributeError:
-        available = os.cpu_count()
-    return {
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "scikit-learn": sklearn.__version__,
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "cpus_available": available,
-        "load_average_start": list(os.getloadavg()),
-    }
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
@@ -432,7 +402,7 @@ def main(argv=None):
     truth_draws = args.truth_draws or (1_000_000 if args.quick else TRUTH_DRAWS)
 
     start = time.perf_counter()
-    machine = machine_info()
+    machine = {**machine_info(), "scikit-learn": sklearn.__version__}
     root = np.random.SeedSequence(SEED)
     cases = []
     for name, seed in zip(INSTANCES, root.spawn(len(INSTANCES)), strict=True):

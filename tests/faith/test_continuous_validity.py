@@ -5,28 +5,20 @@ code with the package's transport problem; here it is checked against ``audit_va
 against a brute-force dual minimum, and a tiny run of the benchmark's audits must cover it.
 """
 
-import importlib.util
 import pathlib
-import sys
+import runpy
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+BENCHMARK = (pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
+             / "bench_faith_continuous_validity.py")
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_faith_continuous_validity",
-        ROOT / "benchmarks" / "bench_faith_continuous_validity.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    return module
+    return SimpleNamespace(**runpy.run_path(str(BENCHMARK), run_name="bench"))
 
 
 @pytest.fixture(scope="module")
