@@ -67,7 +67,10 @@ the two are checked equal.
 (``reps``, with ``complete`` False when fewer than asked): never fewer presented as more.
 Seeds: one ``SeedSequence`` per (instance, n), one child per repetition, which spawns the
 sample's stream and one bootstrap stream per ε; results do not depend on ``--jobs`` or on the
-rounds. ``--quick``: 40 repetitions, B = 199, 10⁶ truth draws, n ∈ {1,000, 5,000}; about
+rounds. ``--confirm`` reruns cells with fresh audit seeds (``SeedSequence([SEED, 1, i])`` for
+instance ``i``; same instances, same truth) and writes
+``faith_continuous_validity_confirmation.*``: an independent check of cells where the default
+run crossed a line. ``--quick``: 40 repetitions, B = 199, 10⁶ truth draws, n ∈ {1,000, 5,000}; about
 two minutes.
 """
 
@@ -395,6 +398,11 @@ def main(argv=None):
     parser.add_argument("--truth-draws", type=int, default=None)
     parser.add_argument("--time-limit", type=float, default=None,
                         help="minutes after which no new round of audits starts")
+    parser.add_argument("--instances", nargs="+", default=list(INSTANCES), choices=INSTANCES)
+    parser.add_argument("--confirm", action="store_true",
+                        help="fresh audit seeds (the instances and the truth are the default "
+                             "run's): an independent rerun of cells, written to "
+                             "faith_continuous_validity_confirmation.*")
     args = parser.parse_args(argv)
     reps = args.reps or (40 if args.quick else 1_000)
     n_resamples = args.resamples or (199 if args.quick else 1_000)
@@ -407,6 +415,10 @@ def main(argv=None):
     cases = []
     for name, seed in zip(INSTANCES, root.spawn(len(INSTANCES)), strict=True):
         fit_seed, truth_seed, check_seed, cost_seed, audit_seed = seed.spawn(5)
+        if name not in args.instances:
+            continue
+        if args.confirm:
+            audit_seed = np.random.SeedSequence([SEED, 1, INSTANCES.index(name)])
         auditor, reference = build_instance(name, fit_seed, n_resamples)
         t0 = time.perf_counter()
         truth = population_truth(auditor, reference, truth_seed, truth_draws, args.jobs)
@@ -477,7 +489,8 @@ def main(argv=None):
     print(f"\n{elapsed / 60:.1f} min")
 
     RESULTS.mkdir(exist_ok=True)
-    stem = "faith_continuous_validity_quick" if args.quick else "faith_continuous_validity"
+    stem = "faith_continuous_validity" + (
+        "_quick" if args.quick else "_confirmation" if args.confirm else "")
     with open(RESULTS / f"{stem}.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
