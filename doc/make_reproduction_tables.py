@@ -1351,6 +1351,8 @@ def faith_continuous_validity(name="faith_continuous_validity.json"):
                        f"{d['bias']:+.5f}, z = {d['bias_z']:+.1f}" for d in drift) + ")")
         + " (standard error: the audits' Monte Carlo error and the truth's, in quadrature).\n"
     )
+    if (RESULTS / "faith_continuous_validity_confirmation.json").is_file():
+        out.append(_faith_continuous_confirmation(misses, budgets))
     body = []
     for r in rows:
         type1_max, cover_min = _lines(r["reps"])
@@ -1391,6 +1393,34 @@ def faith_continuous_validity(name="faith_continuous_validity.json"):
     out.append(table(["instance", "ε", "n", "mean ψ̂", "truth", "difference", "z", "sd(ψ̂)",
                       "half-width / (z sd(ψ̂))"], body))
     return "\n".join(out)
+
+
+def _faith_continuous_confirmation(misses, budgets):
+    """The independent rerun of the cells where the default run crossed a line."""
+    meta = load("faith_continuous_validity_confirmation.json")
+    keyed = {(r["instance"], r["n"], r["budget"]): r for r in meta["rows"]}
+    parts = []
+    for m in misses:
+        r = keyed.get((m["instance"], m["n"], m["budget"]))
+        if r is None:
+            parts.append(f"{m['instance']}, n = {m['n']:,}, ε = {budgets[m['budget']]}: "
+                         "not rerun")
+            continue
+        type1_max, cover_min = _lines(r["reps"])
+        parts.append(
+            f"{r['instance']}, n = {r['n']:,}, ε = {budgets[r['budget']]}: coverage "
+            f"{pct(r['coverage_two_sided'])} ± {pct(r['se_coverage_two_sided'])}, δ-test "
+            f"{pct(r['type1_delta_test'])}, certification {pct(r['type1_certification'])} "
+            f"over {r['reps']:,} audits (lines: type-I at most {pct(type1_max, 2)}, coverage "
+            f"at least {pct(cover_min, 2)}) — "
+            + ("within the lines" if r["holds"] else "outside them again"))
+    held = sum(p.endswith("within the lines") for p in parts)
+    return (
+        f"\n**Independent rerun of the misses** (``{meta['command']}``: fresh audit seeds, the "
+        "same instances and truth; ``faith_continuous_validity_confirmation.json``): "
+        + "; ".join(parts) + f". The rerun repeats {len(parts) - held} of the {len(parts)} "
+        "misses.\n"
+    )
 
 
 def render_all():

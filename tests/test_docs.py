@@ -181,6 +181,18 @@ def test_faith_continuous_validity_is_one_run_and_says_what_it_lacks():
     assert meta["summary"]["all_cells_complete"] == (not incomplete)
     for n, reps in incomplete:
         assert f"n = {n:,} has {reps:,} of the {meta['reps_requested']:,} requested" in page
+    # every cell that crosses a line is rerun independently, and the page says how it went
+    misses = meta["summary"]["cells_missing_level"]
+    if misses:
+        confirm = _load("faith_continuous_validity_confirmation.json")
+        assert "--confirm" in confirm["command"]
+        rerun = {(r["instance"], r["n"], r["budget"]): r for r in confirm["rows"]}
+        for m in misses:
+            r = rerun[(m["instance"], m["n"], m["budget"])]
+            assert r["reps"] >= meta["reps_requested"]
+        held = sum(rerun[(m["instance"], m["n"], m["budget"])]["holds"] for m in misses)
+        assert (f"The rerun repeats {len(misses) - held} of the {len(misses)} misses."
+                in page)
 
 
 def test_group_validity_section_reports_coverage_fdr_and_power():
