@@ -34,7 +34,7 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 templates_path = []
 exclude_patterns = ["_build", "reproduction_tables.rst", "fair_metric_failure.rst",
-                    "fair_metric_results.rst"]
+                    "fair_metric_results.rst", "faith_continuous_validity.rst"]
 html_theme = "pydata_sphinx_theme"
 html_theme_options = {
     "navigation_with_keys": False,

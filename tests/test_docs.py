@@ -161,6 +161,41 @@ def test_every_miss_of_the_default_is_confirmed_by_an_independent_larger_run():
                 "misses.") in page
 
 
+def test_faith_continuous_validity_is_one_run_and_says_what_it_lacks():
+    # The FaiTH validity on continuous features: one run of the script (CSV = JSON rows),
+    # every cell with the repetitions it really has, and the page says which cells have fewer
+    # than requested instead of presenting them as complete.
+    meta = _load("faith_continuous_validity.json")
+    rows = _load("faith_continuous_validity.csv")
+    assert meta["command"].startswith("python benchmarks/bench_faith_continuous_validity.py")
+    assert "--quick" not in meta["command"] and meta["n_resamples"] == 1000
+    assert len(rows) == len(meta["rows"]) == 2 * 3 * len(meta["sizes"])
+    for csv_row, json_row in zip(rows, meta["rows"], strict=True):
+        assert {k: csv_row[k] for k in json_row} == {k: str(v) for k, v in json_row.items()}
+        assert json_row["complete"] == (json_row["reps"] == meta["reps_requested"])
+    for inst in meta["instances"]:
+        assert inst["draws"] >= 10**7
+        assert inst["cross_check"]["max_abs_difference"] <= 1e-9
+    assert all(meta["faith_audit_agrees"].values())
+    page = (ROOT / "doc" / "faith_continuous_validity.rst").read_text(encoding="utf-8")
+    incomplete = sorted({(r["n"], r["reps"]) for r in meta["rows"] if not r["complete"]})
+    assert meta["summary"]["all_cells_complete"] == (not incomplete)
+    for n, reps in incomplete:
+        assert f"n = {n:,} has {reps:,} of the {meta['reps_requested']:,} requested" in page
+    # every cell that crosses a line is rerun independently, and the page says how it went
+    misses = meta["summary"]["cells_missing_level"]
+    if misses:
+        confirm = _load("faith_continuous_validity_confirmation.json")
+        assert "--confirm" in confirm["command"]
+        rerun = {(r["instance"], r["n"], r["budget"]): r for r in confirm["rows"]}
+        for m in misses:
+            r = rerun[(m["instance"], m["n"], m["budget"])]
+            assert r["reps"] >= meta["reps_requested"]
+        held = sum(rerun[(m["instance"], m["n"], m["budget"])]["holds"] for m in misses)
+        assert (f"The rerun repeats {len(misses) - held} of the {len(misses)} misses."
+                in page)
+
+
 def test_group_validity_section_reports_coverage_fdr_and_power():
     # Was: titled "coverage and FDR", it showed coverage only.
     rows = _load("group_validity.csv")
