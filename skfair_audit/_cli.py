@@ -41,6 +41,7 @@ from ._console import (
     probability,
     run_extras,
     run_quietly,
+    target_option,
     write_report,
 )
 from ._io import (
@@ -60,21 +61,6 @@ EXIT_CODES_TEXT = (
     "Exit codes: 0 pass (nothing found at the chosen level), 1 unfair at the chosen level, "
     "2 error."
 )
-
-
-def _target(text):
-    """``overall``, ``constant:<v>`` or ``group:<name>``."""
-    if text == "overall":
-        return "overall"
-    kind, sep, value = text.partition(":")
-    if sep and kind == "constant":
-        return finite(value)
-    if sep and kind == "group" and value:
-        return value
-    raise argparse.ArgumentTypeError(
-        f"expected 'overall', 'constant:<number>' or 'group:<name>' (e.g. "
-        f"'group:race=Caucasian'), got {text!r}"
-    )
 
 
 def _add_demo(sub):
@@ -152,7 +138,7 @@ def _add_group(sub):
                             "accuracy, selection_rate (default: false_positive_rate)")
     group.add_argument("--pos-label", default=None, metavar="LABEL",
                        help="positive label of --label/--prediction (default: 1 for 0/1 data)")
-    group.add_argument("--target", type=_target, default="overall",
+    group.add_argument("--target", type=target_option, default="overall",
                        help="'overall' (default), 'constant:<v>' or 'group:<name>', e.g. "
                             "group:race=Caucasian")
     group.add_argument("--procedure", choices=tuple(ALTERNATIVES), default=None,

@@ -7,7 +7,6 @@ when every file was valid, so a bad file leaves the saved state as it was.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 from pathlib import Path
@@ -21,22 +20,10 @@ from ._console import (
     positive_int,
     print_table,
     probability,
+    target_option,
     write_report,
 )
 from ._io import UserError, read_table
-
-
-def _monitor_target(text):
-    """``overall``, ``constant:<v>`` or ``group:<name>`` (a reference group)."""
-    if text == "overall":
-        return "overall"
-    kind, sep, value = text.partition(":")
-    if sep and kind == "constant":
-        return finite(value)
-    if sep and kind == "group" and value:
-        return value
-    raise argparse.ArgumentTypeError(
-        f"expected 'overall', 'constant:<number>' or 'group:<name>', got {text!r}")
 
 
 def add_parser(sub):
@@ -77,7 +64,7 @@ def add_parser(sub):
     mon.add_argument("--pos-label", default=None, metavar="LABEL",
                      help="positive label (default: 1 for 0/1 data); an integer if it "
                           "looks like one")
-    mon.add_argument("--target", type=_monitor_target, default="overall",
+    mon.add_argument("--target", type=target_option, default="overall",
                      help="'overall' (default), 'constant:<v>' or 'group:<name>'")
     mon.add_argument("--alternative", choices=("greater", "less", "two-sided"),
                      default="greater",

@@ -246,3 +246,19 @@ def add_common(parser, *, report_default=None):
     parser.add_argument("--random-state", type=int, default=0, metavar="SEED",
                         help="seed of the bootstrap (default: 0): same seed, same numbers")
     parser.add_argument("--seed", type=int, dest="random_state", help=argparse.SUPPRESS)
+
+
+def target_option(text):
+    """A ``--target`` option: ``overall``, ``constant:<v>`` or ``group:<name>`` (a reference
+    group)."""
+    if text == "overall":
+        return "overall"
+    kind, sep, value = text.partition(":")
+    if sep and kind == "constant":
+        return finite(value)
+    if sep and kind == "group" and value:
+        return value
+    raise argparse.ArgumentTypeError(
+        f"expected 'overall', 'constant:<number>' or 'group:<name>' (e.g. "
+        f"'group:race=Caucasian'), got {text!r}"
+    )

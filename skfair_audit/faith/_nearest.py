@@ -405,23 +405,9 @@ def prepare_metric_transport(
     >>> bool(abs(sparse.value(f, 0.05) - dense.value(f, 0.05)) < 1e-12)
     True
     """
-    loss = np.asarray(loss, dtype=np.float64)
-    if loss.ndim != 1 or loss.size == 0:
-        raise ValueError(f"loss must be a non-empty 1-D array, got shape {loss.shape}.")
-    if not np.all(np.isfinite(loss)):
-        raise ValueError("loss must be finite (no NaN or inf).")
+    loss, points, exponent, atol, point_index, groups, rows, is_destination = _checked(
+        loss, points, exponent, rtol, point_index, groups, rows, destinations)
     n_cells = loss.size
-    points = np.asarray(points, dtype=np.float64)
-    if points.ndim != 2:
-        raise ValueError(f"points must be a 2-D array (P, r), got shape {points.shape}.")
-    if not np.all(np.isfinite(points)):
-        raise ValueError("points must be finite (no NaN or inf).")
-    exponent = _check_exponent(exponent)
-    atol = _check_tolerance(rtol, "rtol") * _largest_cost(points, exponent)
-    point_index = _check_index(point_index, n_cells, points.shape[0])
-    groups = _check_groups(groups, n_cells)
-    rows = _check_rows(rows, n_cells)
-    is_destination = _destination_mask(destinations, n_cells)
     for name, value in (("max_levels", max_levels), ("leaf_size", leaf_size)):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}.")
@@ -497,15 +483,9 @@ def prepare_small_group_transport(
     -------
     TransportProblem
     """
-    loss = np.asarray(loss, dtype=np.float64)
+    loss, points, exponent, atol, point_index, groups, rows, is_destination = _checked(
+        loss, points, exponent, rtol, point_index, groups, rows, destinations)
     n_cells = loss.size
-    points = np.asarray(points, dtype=np.float64)
-    exponent = _check_exponent(exponent)
-    atol = _check_tolerance(rtol, "rtol") * _largest_cost(points, exponent)
-    point_index = _check_index(point_index, n_cells, points.shape[0])
-    groups = _check_groups(groups, n_cells)
-    rows = _check_rows(rows, n_cells)
-    is_destination = _destination_mask(destinations, n_cells)
     targets = np.flatnonzero(is_destination)
     targets = targets[np.argsort(groups[targets], kind="stable")]
     start = np.searchsorted(groups[targets], np.arange(groups.max() + 2 if n_cells else 1))
@@ -563,6 +543,27 @@ def _check_index(point_index, n_cells, n_points):
     if index.size and (index.min() < 0 or index.max() >= n_points):
         raise ValueError(f"point_index must lie in [0, {n_points}).")
     return index.astype(np.intp)
+
+
+def _checked(loss, points, exponent, rtol, point_index, groups, rows, destinations):
+    """The arguments shared by the transport constructions of this module, validated:
+    ``(loss, points, exponent, atol, point_index, groups, rows, destination mask)``."""
+    loss = np.asarray(loss, dtype=np.float64)
+    if loss.ndim != 1 or loss.size == 0:
+        raise ValueError(f"loss must be a non-empty 1-D array, got shape {loss.shape}.")
+    if not np.all(np.isfinite(loss)):
+        raise ValueError("loss must be finite (no NaN or inf).")
+    points = np.asarray(points, dtype=np.float64)
+    if points.ndim != 2:
+        raise ValueError(f"points must be a 2-D array (P, r), got shape {points.shape}.")
+    if not np.all(np.isfinite(points)):
+        raise ValueError("points must be finite (no NaN or inf).")
+    n_cells = loss.size
+    exponent = _check_exponent(exponent)
+    atol = _check_tolerance(rtol, "rtol") * _largest_cost(points, exponent)
+    return (loss, points, exponent, atol, _check_index(point_index, n_cells, points.shape[0]),
+            _check_groups(groups, n_cells), _check_rows(rows, n_cells),
+            _destination_mask(destinations, n_cells))
 
 
 def _destination_mask(destinations, n_cells):
