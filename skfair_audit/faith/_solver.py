@@ -557,12 +557,15 @@ class TransportProblem:
         if self.support is None:
             support = np.arange(self.n_cells, dtype=np.intp)
         else:
-            support = np.unique(np.asarray(self.support, dtype=np.intp))
+            support = np.asarray(self.support, dtype=np.intp)
+            if support.size > 1 and not (support[1:] > support[:-1]).all():
+                support = np.unique(support)  # sorted distinct cells; usually given so
             if support.size and (support[0] < 0 or support[-1] >= self.n_cells):
                 raise ValueError(f"support must hold cell indices in [0, {self.n_cells}).")
-            if not np.isin(self.segment_row, support).all():
-                raise ValueError("every segment's row must be in the support.")
         position = np.searchsorted(support, self.segment_row).astype(np.intp)
+        if self.support is not None and position.size and (support.size == 0 or not (
+                support[np.minimum(position, support.size - 1)] == self.segment_row).all()):
+            raise ValueError("every segment's row must be in the support.")
         for name, array in (("support", support), ("segment_position", position)):
             array.setflags(write=False)
             object.__setattr__(self, name, array)
