@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import warnings
 
@@ -43,6 +44,9 @@ from ._nearest import metric_points, prepare_metric_transport, prepare_small_gro
 from ._sample_space import (
     EmpiricalSpace,
     GridSpace,
+    ReferenceCells,
+    counterfactual_twins,
+    distinct_cells,
     forbidden_moves,
     move_groups,
     reference_moves,
@@ -554,9 +558,10 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         return list(range(self.n_features_in_))
 
     def _cell_loss(self, space):
-        queries = space.query_frame()
-        labels = space.cell_labels
-        rows = space.feature_cell_index
+        return self._loss(space.query_frame(), space.feature_cell_index, space.cell_labels)
+
+    def _loss(self, queries, rows, labels):
+        """The loss at each cell: the model's output on ``queries[rows]`` against ``labels``."""
         if callable(self.loss):
             loss = np.asarray(self.loss(self.estimator_, _take(queries, rows), labels), dtype=float)
             if loss.shape != labels.shape or not np.all(np.isfinite(loss)):
@@ -692,15 +697,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         }
         rows, labels = X_audit, y
         if reference is not None:
-            new = {name: np.setdiff1d(levels[name], self.protected_levels_[name])
-                   for name in levels}
-            new = {name: values for name, values in new.items() if values.size}
-            if new:
-                warnings.warn(
-                    f"the audit data have protected levels not seen in fit ({_describe(new)}): "
-                    "their rows are audited, but no one is moved to those levels (the "
-                    "reference set was fixed at fit).", UserWarning, stacklevel=4,
-                )
+            self._warn_unseen_levels(numeric)
             if hasattr(X_audit, "iloc"):
                 pd = import_optional("pandas", "audit DataFrames")
                 rows = pd.concat([reference, X_audit], ignore_index=True)
@@ -720,12 +717,97 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         return space, space.counts(X_audit, y), self._cell_loss(space)
 
     def _reference_problem(self, X, y):
-        """Sample space, counts and transport problem of the audit on the reference set.
+        """Cells, counts and transport problem of the audit on the reference set.
 
-        The cells are the reference rows and the audit rows, each with every protected level;
-        an audit cell may move to the reference cells at the levels seen in fit, to its own
-        twins at those levels, or stay (:func:`reference_moves`).
+        An audit cell may move to the reference cells (reference rows with the protected
+        levels seen in fit), to its own twins at those levels, or stay. With a linear-map
+        metric the cells are built row by row (:class:`ReferenceCells`); otherwise over the
+        product of every row with every level (:func:`reference_moves`, dense costs).
         """
+        if self.forbidden is None:
+            built = self._reference_rows_problem(X, y)
+            if built is not None:
+                return built
+        return self._reference_product_problem(X, y)
+
+    def _reference_space(self):
+        """The reference cells: reference rows with every protected level seen in fit."""
+        reference = self.reference_
+        return EmpiricalSpace.from_data(
+            reference, np.full(len(reference), self.classes_[0]), protected=self._protected(),
+            protected_levels=self.protected_levels_, classes=self.classes_, max_cells=None,
+            memory_limit=self.memory_limit,
+        )
+
+    def _reference_rows_problem(self, X, y):
+        """:meth:`_reference_problem` from nearest-neighbour queries per audit row (a
+        linear-map metric), or None when the metric has no points."""
+        reference = self._reference_space()
+        values = reference.encode(_select(X, self._features(X)))
+        self._warn_unseen_levels(values)
+        labels = np.searchsorted(self.classes_, y).astype(np.intp)
+        audit, audit_labels, counts = distinct_cells(values, labels)
+        positions = self._check_protected(reference.feature_names)
+        combinations = np.array(list(itertools.product(
+            *(self.protected_levels_[name] for name in self._protected()))), dtype=np.float64
+        ).reshape(-1, len(positions))
+        twins, owner = counterfactual_twins(audit, positions, combinations)
+        cells = ReferenceCells(reference, audit, audit_labels, twins, owner)
+        if self.max_cells is not None and cells.n_cells > self.max_cells:
+            raise ValueError(
+                f"the audit on the reference set has K = {cells.n_cells:,} cells, more than "
+                f"max_cells={self.max_cells:,}; raise max_cells or audit fewer rows."
+            )
+        points = metric_points(self.metric_, cells.features)
+        if points is None:
+            return None
+        coordinates, point_of_row, exponent = points
+        audited = np.concatenate([audit, twins])
+        loss = np.concatenate([
+            self._cell_loss(reference),
+            self._loss(reference.query_frame(rows=audited), np.arange(audited.shape[0]),
+                       self.classes_[cells.label_index[reference.n_cells:]]),
+        ])
+        rows = cells.audit_cells
+        groups = move_groups(cells, allow_label_change=self.allow_label_change,
+                             frozen=tuple(self._frozen()))
+        common = dict(exponent=exponent, point_index=point_of_row[cells.feature_cell_index],
+                      rows=rows, memory_limit=self.memory_limit)
+        to_others = prepare_metric_transport(
+            loss, coordinates, groups=groups, destinations=np.arange(reference.n_cells),
+            **common,
+        )
+        # Twin groups: an audit cell with its own twins; reference cells are never twins.
+        twin = np.concatenate([np.full(reference.n_cells, audit.shape[0]),
+                               np.arange(audit.shape[0]), owner])
+        at_levels = np.ones(cells.n_cells, dtype=bool)
+        at_levels[:reference.n_cells] = False
+        for name, j in zip(self._protected(), positions, strict=True):
+            at_levels[rows] &= np.isin(audit[:, j], self.protected_levels_[name])
+        to_twins = prepare_small_group_transport(
+            loss, coordinates, groups * (audit.shape[0] + 1) + twin, destinations=at_levels,
+            **common,
+        )
+        all_counts = np.zeros(cells.n_cells, dtype=np.int64)
+        all_counts[rows] = counts
+        return cells, all_counts, combine_moves(to_others, to_twins)
+
+    def _warn_unseen_levels(self, values):
+        """Warn when audit rows hold protected levels not seen in fit (audited, but no one
+        is moved to those levels: the reference set was fixed at fit)."""
+        positions = self._check_protected(self._features_seen())
+        new = {name: np.setdiff1d(values[:, j], self.protected_levels_[name])
+               for name, j in zip(self._protected(), positions, strict=True)}
+        new = {name: levels for name, levels in new.items() if levels.size}
+        if new:
+            warnings.warn(
+                f"the audit data have protected levels not seen in fit ({_describe(new)}): "
+                "their rows are audited, but no one is moved to those levels (the "
+                "reference set was fixed at fit).", UserWarning, stacklevel=6,
+            )
+
+    def _reference_product_problem(self, X, y):
+        """:meth:`_reference_problem` on the product of every row with every level."""
         reference = self.reference_
         space, counts, loss = self._empirical_cells(X, y, reference)
         to_reference, at_levels, twin = reference_moves(

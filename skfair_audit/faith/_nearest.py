@@ -581,6 +581,11 @@ def _check_groups(groups, n_cells):
     groups = np.asarray(groups)
     if groups.shape != (n_cells,):
         raise ValueError(f"groups must have shape ({n_cells},), got {groups.shape}.")
+    if groups.dtype.kind in "iu" and groups.size and 0 <= groups.min() and (
+            groups.max() < 4 * n_cells):
+        # Small non-negative codes: number the present ones in order, without a sort.
+        present = np.bincount(groups) > 0
+        return (np.cumsum(present) - 1)[groups].astype(np.intp)
     return np.unique(groups, return_inverse=True)[1].reshape(-1).astype(np.intp)
 
 
@@ -594,7 +599,9 @@ def _check_rows(rows, n_cells):
         return np.flatnonzero(rows).astype(np.intp)
     if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
         raise ValueError("rows must be a 1-D array of cell indices or a boolean mask.")
-    rows = np.unique(rows.astype(np.intp))
+    rows = rows.astype(np.intp)
+    if rows.size > 1 and not (rows[1:] > rows[:-1]).all():
+        rows = np.unique(rows)
     if rows.size and (rows[0] < 0 or rows[-1] >= n_cells):
         raise ValueError(f"rows must hold cell indices in [0, {n_cells}).")
     return rows

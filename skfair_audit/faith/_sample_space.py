@@ -134,6 +134,14 @@ def _check_cell_memory(n_cells, memory_limit, kind):
     )
 
 
+def format_cell(feature_names, row, label):
+    """Readable name of one cell, e.g. ``"race=Caucasian, sex=Male | y=1"``."""
+    features = ", ".join(
+        f"{name}={value}" for name, value in zip(feature_names, row.tolist(), strict=True)
+    )
+    return f"{features} | y={label}"
+
+
 class CellNames(Sequence):
     """The readable names of a sample space's cells, formatted on access.
 
@@ -234,11 +242,8 @@ class _CellSpace:
         if not -self.n_cells <= k < self.n_cells:
             raise IndexError(f"cell {k} is out of range for {self.n_cells} cells.")
         k %= self.n_cells
-        row = self.feature_cells[k % self.n_feature_cells].tolist()
-        features = ", ".join(
-            f"{name}={value}" for name, value in zip(self.feature_names, row, strict=True)
-        )
-        return f"{features} | y={self.classes[k // self.n_feature_cells]}"
+        return format_cell(self.feature_names, self.feature_cells[k % self.n_feature_cells],
+                           self.classes[k // self.n_feature_cells])
 
     def label_codes(self, y):
         """Index of each label of ``y`` in ``classes``; ValueError for an unknown label."""
@@ -275,7 +280,7 @@ class _CellSpace:
         """Number of rows in each cell, an int array of shape (K,) (``f_n = counts / n``)."""
         return np.bincount(self.cell_index(X, y), minlength=self.n_cells)
 
-    def query_frame(self, template=None):
+    def query_frame(self, template=None, *, rows=None):
         """The ``n_feature_cells`` distinct feature rows, formatted for the black-box model.
 
         Query the model once on this frame and expand with ``feature_cell_index`` to get its
@@ -290,10 +295,14 @@ class _CellSpace:
             has the template's column order and dtypes (categorical columns keep their
             categories). An array template must have ``n_features`` columns; the result has its
             dtype. None uses the format of the data the space was built from.
+        rows : ndarray of shape (n_rows, n_features), default=None
+            Feature rows (floats, in the space's column order) to format instead of the
+            space's own: e.g. audit rows and their counterfactual twins, queried in the
+            format of the reference rows the space was built from.
 
         Returns
         -------
-        frame : DataFrame or ndarray of shape (n_feature_cells, n_features)
+        frame : DataFrame or ndarray of shape (n_feature_cells or n_rows, n_features)
 
         Raises
         ------
@@ -328,15 +337,18 @@ class _CellSpace:
             order = list(self.feature_names)
             dtypes = dict.fromkeys(order, template.dtype)
         position = {name: j for j, name in enumerate(self.feature_names)}
+        values = self.feature_cells if rows is None else np.asarray(rows, dtype=np.float64)
+        if values.ndim != 2 or values.shape[1] != self.n_features:
+            raise ValueError(f"rows must have shape (n_rows, {self.n_features}).")
         if kind == "dataframe":
-            return self._build_frame(order, position, dtypes)
-        return self._build_array(order, position, dtypes)
+            return self._build_frame(order, position, dtypes, values)
+        return self._build_array(order, position, dtypes, values)
 
-    def _build_frame(self, order, position, dtypes):
+    def _build_frame(self, order, position, dtypes, cells):
         pd = import_optional("pandas", "build a DataFrame to query the model")
         columns = {}
         for name in order:
-            values = self.feature_cells[:, position[name]]
+            values = cells[:, position[name]]
             dtype = dtypes[name]
             try:
                 if isinstance(dtype, pd.CategoricalDtype):
@@ -363,7 +375,7 @@ class _CellSpace:
             columns[name] = column
         return pd.DataFrame(columns, columns=order)
 
-    def _build_array(self, order, position, dtypes):
+    def _build_array(self, order, position, dtypes, cells):
         dtype = dtypes[order[0]] if self.input_type == "array" else np.result_type(
             *dtypes.values()
         )
@@ -377,11 +389,11 @@ class _CellSpace:
                 )
         else:
             targets = list(range(len(order)))
-        out = np.empty((self.n_feature_cells, self.n_features), dtype=dtype)
+        out = np.empty((cells.shape[0], self.n_features), dtype=dtype)
         for name, target in zip(order, targets, strict=True):
             try:
-                out[:, target] = self.feature_cells[:, position[name]]
-                _check_lossless(self.feature_cells[:, position[name]], out[:, target])
+                out[:, target] = cells[:, position[name]]
+                _check_lossless(cells[:, position[name]], out[:, target])
             except (TypeError, ValueError) as exc:
                 raise ValueError(
                     f"cannot represent feature {name!r} with dtype {dtype}: {exc}."
@@ -1186,3 +1198,112 @@ def forbidden_moves(space, *, allow_label_change=False, frozen=(), forbidden=Non
         D |= user
     np.fill_diagonal(D, False)
     return D
+
+
+# --------------------------------------------------------------------------- reference set
+def distinct_cells(values, labels):
+    """The distinct (label, feature row) pairs of data rows and their counts.
+
+    In the cell order of :class:`EmpiricalSpace` (label first, then the feature rows
+    lexicographically, first column first), so that an audit on a reference set draws its
+    bootstrap rows in the same order whichever construction built its cells.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n, d)
+        Numeric feature rows (``-0.0`` already normalised to ``0.0``).
+    labels : ndarray of int of shape (n,)
+        Label codes.
+
+    Returns
+    -------
+    cells : ndarray of shape (n_cells, d)
+    cell_labels : ndarray of int of shape (n_cells,)
+    counts : ndarray of int of shape (n_cells,)
+    """
+    order = np.lexsort((*values.T[::-1], labels))
+    ordered, ordered_labels = values[order], labels[order]
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = (ordered_labels[1:] != ordered_labels[:-1]) | (
+        ordered[1:] != ordered[:-1]).any(axis=1)
+    starts = np.flatnonzero(new)
+    return ordered[starts], ordered_labels[starts], np.diff(np.append(starts, order.size))
+
+
+def counterfactual_twins(cells, positions, combinations):
+    """Each row with the protected columns ``positions`` set to every combination of
+    ``combinations`` other than its own: ``(twins, owner)``, ``owner`` the row of each twin."""
+    n_combinations = combinations.shape[0]
+    owner = np.repeat(np.arange(cells.shape[0]), n_combinations)
+    twins = cells[owner]
+    own = twins[:, positions].copy()
+    twins[:, positions] = np.tile(combinations, (cells.shape[0], 1))
+    other = ~(twins[:, positions] == own).all(axis=1)
+    return twins[other], owner[other]
+
+
+class ReferenceCells:
+    """The cells of the FaiTH audit on a reference set, without a product over every row.
+
+    ``K = C R + A + T`` cells in three blocks: the reference cells (the ``R`` feature rows of
+    ``reference`` -- reference rows with every protected combination seen in fit -- for each
+    of the ``C`` labels, in :class:`EmpiricalSpace` order), then the ``A`` distinct audit
+    cells (:func:`distinct_cells`), then the ``T`` counterfactual twins of the audit cells
+    (:func:`counterfactual_twins`), each with its owner's label. Only these cells exist: an
+    audit cell moves to a reference cell, to one of its own twins, or stays.
+
+    Parameters
+    ----------
+    reference : EmpiricalSpace
+        The reference cells (built at fit).
+    audit : ndarray of shape (A, d)
+    audit_labels : ndarray of int of shape (A,)
+    twins : ndarray of shape (T, d)
+    twin_owner : ndarray of int of shape (T,)
+    """
+
+    def __init__(self, reference, audit, audit_labels, twins, twin_owner):
+        self.reference = reference
+        self.feature_names = reference.feature_names
+        self.classes = reference.classes
+        self.protected = reference.protected
+        self.n_reference_cells = reference.n_cells
+        self.n_audit_cells = audit.shape[0]
+        self.features = np.concatenate([reference.feature_cells, audit, twins])
+        n_rows = reference.n_feature_cells
+        self.feature_cell_index = np.concatenate([
+            reference.feature_cell_index, n_rows + np.arange(audit.shape[0] + twins.shape[0])])
+        self.label_index = np.concatenate(
+            [reference.label_index, audit_labels, audit_labels[twin_owner]]).astype(np.intp)
+        self.twin_owner = twin_owner
+
+    @property
+    def n_cells(self):
+        return self.label_index.size
+
+    @property
+    def audit_cells(self):
+        """Indices of the audit cells (a contiguous block)."""
+        return np.arange(self.n_audit_cells) + self.n_reference_cells
+
+    @property
+    def cell_labels(self):
+        return self.classes[self.label_index]
+
+    @property
+    def cell_names(self):
+        """(K,) lazy sequence of readable cell names."""
+        return CellNames(self)
+
+    def cell_name(self, k):
+        """Readable name of cell ``k``."""
+        k = int(k)
+        if not -self.n_cells <= k < self.n_cells:
+            raise IndexError(f"cell {k} is out of range for {self.n_cells} cells.")
+        k %= self.n_cells
+        return format_cell(self.feature_names, self.features[self.feature_cell_index[k]],
+                           self.classes[self.label_index[k]])
+
+    def _feature_codes(self):
+        return np.column_stack([np.unique(self.features[:, j], return_inverse=True)[1]
+                                for j in range(self.features.shape[1])])

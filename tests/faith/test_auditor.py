@@ -624,9 +624,12 @@ def test_space_auto_and_protected_levels_of_training_and_audit_data():
     # An audit sample with a single group still gets counterfactual copies in the other one.
     only_zero = X["group"] == 0
     result = auto.audit(X[only_zero], y[only_zero])
-    # Cells: the reference rows (the training rows) and the audit rows, every group, label.
-    rows = pd.concat([X_train, X[only_zero]])[["income", "age"]].drop_duplicates()
-    assert result.n_cells == 2 * 2 * len(rows)
+    # Cells: the reference rows (the training rows) with every group and label, then the
+    # distinct audit rows, then their twins in the other group (one each).
+    reference = X_train[["income", "age"]].drop_duplicates()
+    audited = X[only_zero].assign(y=y[only_zero]).drop_duplicates()
+    assert result.n_cells == 2 * 2 * len(reference) + 2 * len(audited)
+    assert result.moves()[0]["to_cell"].startswith("group=")
     categorical = FaithAuditor(LogisticRegression(), space="auto").set_params(
         estimator=make_pipeline(OneHotEncoder(), LogisticRegression()), n_resamples=20
     ).fit(X_train.astype({"group": str}).drop(columns=["income", "age"]), y_train)
