@@ -39,13 +39,14 @@ from ._metric_families import (
 from ._nearest import prepare_metric_transport
 from ._plot import count_change_table, plot_count_changes
 from ._result import FaithResult
-from ._sample_space import EmpiricalSpace, GridSpace, forbidden_moves, move_groups
+from ._sample_space import AuditRows, EmpiricalSpace, GridSpace, forbidden_moves, move_groups
 from ._scorer import make_faith_scorer
 from ._sensitivity import FaithSensitivityResult, faith_sensitivity
 from ._solver import TransportProblem, prepare_transport
 from ._uniform import LinearPieces
 
 __all__ = [
+    "AuditRows",
     "CallableMetric",
     "DegenerateMetricWarning",
     "EmpiricalSpace",

@@ -42,6 +42,7 @@ from ._metric import (
 from ._metric_families import ProtectedEuclideanMetric
 from ._nearest import metric_points, prepare_metric_transport, prepare_small_group_transport
 from ._sample_space import (
+    AuditRows,
     EmpiricalSpace,
     GridSpace,
     ReferenceCells,
@@ -657,33 +658,40 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
     # -- auditing -----------------------------------------------------------------------
     def _audit_problem(self, X, y):
         """The sample space, counts and transport problem of an audit set."""
+        y_checked = self._audit_labels(X, y)
+        if self.space_kind_ == "grid":
+            return self.space_, self._grid_counts(X, y_checked), self.transport_problem_
+        if self.space_kind_ == "reference":
+            return self._reference_problem(X, y_checked)
+        space, counts, loss = self._empirical_cells(X, y_checked)
+        return space, counts, self._prepare(space, loss, rows=np.flatnonzero(counts))
+
+    def _audit_labels(self, X, y, min_samples=2):
+        """``y`` of an audit set, checked against ``X`` and the classes seen in fit."""
         check_is_fitted(self)
-        _, y_checked = validate_data(self, X, y, reset=False, dtype=None, ensure_min_samples=2)
+        _, y_checked = validate_data(self, X, y, reset=False, dtype=None,
+                                     ensure_min_samples=min_samples)
         unknown = np.setdiff1d(np.unique(y_checked), self.classes_)
         if unknown.size:
             raise ValueError(
                 f"y contains labels {unknown.tolist()} not seen in fit "
                 f"(classes {self.classes_.tolist()})."
             )
-        if self.space_kind_ == "grid":
-            space = self.space_
-            try:
-                counts = space.counts(X, y_checked)
-            except ValueError as exc:
-                if "not levels of the sample space" not in str(exc):
-                    raise
-                raise ValueError(
-                    f"{exc} The grid sample space was fixed in fit from the training data's "
-                    "levels, and audit rows must take those levels. For continuous features "
-                    "use space='reference' (or 'auto'), whose destinations are reference rows "
-                    "fixed in fit; for categorical ones declare every level as a pandas "
-                    "category."
-                ) from None
-            return space, counts, self.transport_problem_
-        if self.space_kind_ == "reference":
-            return self._reference_problem(X, y_checked)
-        space, counts, loss = self._empirical_cells(X, y_checked)
-        return space, counts, self._prepare(space, loss, rows=np.flatnonzero(counts))
+        return y_checked
+
+    def _grid_counts(self, X, y):
+        try:
+            return self.space_.counts(X, y)
+        except ValueError as exc:
+            if "not levels of the sample space" not in str(exc):
+                raise
+            raise ValueError(
+                f"{exc} The grid sample space was fixed in fit from the training data's "
+                "levels, and audit rows must take those levels. For continuous features "
+                "use space='reference' (or 'auto'), whose destinations are reference rows "
+                "fixed in fit; for categorical ones declare every level as a pandas "
+                "category."
+            ) from None
 
     def _empirical_cells(self, X, y, reference=None):
         """Empirical space over the audit rows (after the ``reference`` rows, if any), with
@@ -739,14 +747,22 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             memory_limit=self.memory_limit,
         )
 
+    def _audit_rows(self, X, y):
+        """The audit rows as an :class:`AuditRows` summary (features of the reference set)."""
+        values = self._reference_space().encode(_select(X, self._features(X)))
+        self._warn_unseen_levels(values)
+        return AuditRows.from_rows(values, np.searchsorted(self.classes_, y))
+
     def _reference_rows_problem(self, X, y):
         """:meth:`_reference_problem` from nearest-neighbour queries per audit row (a
         linear-map metric), or None when the metric has no points."""
+        return self._reference_cells_problem(self._audit_rows(X, y))
+
+    def _reference_cells_problem(self, summary):
+        """Cells, counts and transport problem of an :class:`AuditRows` summary, or None
+        when the metric is not a linear map (no points to search)."""
         reference = self._reference_space()
-        values = reference.encode(_select(X, self._features(X)))
-        self._warn_unseen_levels(values)
-        labels = np.searchsorted(self.classes_, y).astype(np.intp)
-        audit, audit_labels, counts = distinct_cells(values, labels)
+        audit, audit_labels, counts = summary.rows, summary.labels, summary.counts
         positions = self._check_protected(reference.feature_names)
         combinations = np.array(list(itertools.product(
             *(self.protected_levels_[name] for name in self._protected()))), dtype=np.float64
@@ -883,6 +899,75 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
                 "audit rows themselves."
             )
         return self._audit(self.space_, counts, self.transport_problem_)
+
+    def summarize(self, X, y):
+        """What the audit needs from an audit sample, as a sum over its partitions.
+
+        On a grid the cell counts (as :meth:`audit_counts` takes them); on a reference set
+        the distinct audit rows with their counts (:class:`AuditRows`), whose merge over
+        the partitions of an audit trail is the summary of the whole trail
+        (:func:`skfair_audit.scale.partitioned_faith_audit` does this on Dask).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_cells,) or AuditRows
+        """
+        y = self._audit_labels(X, y, min_samples=1)
+        if self.space_kind_ == "grid":
+            return self._grid_counts(X, y)
+        if self.space_kind_ != "reference":
+            raise ValueError(
+                "summarize needs space='grid' or 'reference': the empirical sample space is "
+                "built from the audit rows themselves, so its audit is not a sum over parts."
+            )
+        return self._audit_rows(X, y)
+
+    def audit_summary(self, summary):
+        """Audit from :meth:`summarize`'s output (merged over partitions, possibly).
+
+        Equals :meth:`audit` on the rows summarised, bit for bit.
+
+        Parameters
+        ----------
+        summary : ndarray of shape (n_cells,) or AuditRows
+
+        Returns
+        -------
+        FaithResult
+        """
+        check_is_fitted(self)
+        if self.space_kind_ == "grid":
+            return self.audit_counts(summary)
+        if self.space_kind_ != "reference":
+            raise ValueError("audit_summary needs space='grid' or 'reference'.")
+        if not isinstance(summary, AuditRows):
+            raise TypeError(
+                f"on a reference set the summary is an AuditRows (from summarize), got "
+                f"{type(summary).__name__}."
+            )
+        n_features = len(self._features_seen())
+        if summary.n < 2:
+            raise ValueError(f"the summary holds {summary.n} audit row(s); an audit needs 2.")
+        if summary.rows.ndim != 2 or summary.rows.shape[1] != n_features or not (
+                summary.labels.size and 0 <= summary.labels.min()
+                and summary.labels.max() < self.classes_.size):
+            raise ValueError(
+                f"the summary must hold rows of the {n_features} features and label codes in "
+                f"[0, {self.classes_.size}) (FaithAuditor.summarize makes one)."
+            )
+        built = self._reference_cells_problem(summary) if self.forbidden is None else None
+        if built is None:
+            raise ValueError(
+                "auditing a summary on a reference set needs a linear-map fair metric "
+                "(sensitive_subspace, protected_euclidean, euclidean, Mahalanobis) and no "
+                "forbidden matrix; audit the rows in memory with audit(X, y)."
+            )
+        return self._audit(*built)
 
     def _audit(self, space, counts, problem):
         # Heat maps need the grid's feature levels; an empirical space's cells are distinct

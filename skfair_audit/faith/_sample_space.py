@@ -1201,12 +1201,13 @@ def forbidden_moves(space, *, allow_label_change=False, frozen=(), forbidden=Non
 
 
 # --------------------------------------------------------------------------- reference set
-def distinct_cells(values, labels):
+def distinct_cells(values, labels, counts=None):
     """The distinct (label, feature row) pairs of data rows and their counts.
 
     In the cell order of :class:`EmpiricalSpace` (label first, then the feature rows
     lexicographically, first column first), so that an audit on a reference set draws its
-    bootstrap rows in the same order whichever construction built its cells.
+    bootstrap rows in the same order whichever construction built its cells, and whichever
+    partitions the rows came from.
 
     Parameters
     ----------
@@ -1214,12 +1215,14 @@ def distinct_cells(values, labels):
         Numeric feature rows (``-0.0`` already normalised to ``0.0``).
     labels : ndarray of int of shape (n,)
         Label codes.
+    counts : ndarray of int of shape (n,), default=None
+        Rows each input row stands for (None: one each).
 
     Returns
     -------
     cells : ndarray of shape (n_cells, d)
     cell_labels : ndarray of int of shape (n_cells,)
-    counts : ndarray of int of shape (n_cells,)
+    counts : ndarray of int64 of shape (n_cells,)
     """
     order = np.lexsort((*values.T[::-1], labels))
     ordered, ordered_labels = values[order], labels[order]
@@ -1227,7 +1230,60 @@ def distinct_cells(values, labels):
     new[1:] = (ordered_labels[1:] != ordered_labels[:-1]) | (
         ordered[1:] != ordered[:-1]).any(axis=1)
     starts = np.flatnonzero(new)
-    return ordered[starts], ordered_labels[starts], np.diff(np.append(starts, order.size))
+    if counts is None:
+        total = np.diff(np.append(starts, order.size))
+    else:
+        total = np.add.reduceat(np.asarray(counts, dtype=np.int64)[order], starts)
+    return ordered[starts], ordered_labels[starts], total.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class AuditRows:
+    """What an audit on a reference set needs from its audit sample: the distinct rows.
+
+    Returned by :meth:`FaithAuditor.summarize <skfair_audit.faith.FaithAuditor.summarize>`
+    and audited by :meth:`FaithAuditor.audit_summary
+    <skfair_audit.faith.FaithAuditor.audit_summary>`. Summaries of the partitions of an
+    audit trail merge (:meth:`merge`) into the summary of the whole trail, bit for bit,
+    whatever the partitions: the rows are kept in one canonical order.
+
+    Attributes
+    ----------
+    rows : ndarray of shape (n_distinct, n_features)
+        Distinct feature rows (floats, in the auditor's feature order), sorted by label,
+        then lexicographically.
+    labels : ndarray of int of shape (n_distinct,)
+        Label of each row, as an index into the auditor's ``classes_``.
+    counts : ndarray of int64 of shape (n_distinct,)
+        Audit rows with these features and label.
+    """
+
+    rows: np.ndarray
+    labels: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def from_rows(cls, rows, labels):
+        """The summary of audit rows (feature floats and label codes)."""
+        rows = np.asarray(rows, dtype=np.float64) + 0.0  # -0.0 and 0.0: one row
+        return cls(*distinct_cells(rows, np.asarray(labels, dtype=np.intp)))
+
+    @property
+    def n(self) -> int:
+        """Audit rows summarised."""
+        return int(self.counts.sum())
+
+    def merge(self, *others) -> AuditRows:
+        """The summary of the rows of ``self`` and ``others`` together."""
+        parts = (self, *others)
+        widths = {part.rows.shape[1] for part in parts}
+        if len(widths) != 1:
+            raise ValueError(f"cannot merge summaries of {sorted(widths)} features.")
+        return AuditRows(*distinct_cells(
+            np.concatenate([part.rows for part in parts]),
+            np.concatenate([part.labels for part in parts]),
+            np.concatenate([part.counts for part in parts]),
+        ))
 
 
 def counterfactual_twins(cells, positions, combinations):

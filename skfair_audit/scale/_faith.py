@@ -1,10 +1,16 @@
-"""FaiTH audits of partitioned audit trails: the cell counts are a reduction.
+"""FaiTH audits of partitioned audit trails: what the audit needs from its rows is a reduction.
 
-The FaiTH statistic and its bootstrap (:func:`skfair_audit.faith.faith_audit`) only see the
-audit sample through the counts :math:`n_k` of its rows in the K cells of a grid sample
-space; losses, costs and the transport problem live on the K cells. Counting is a sum over
-partitions, so an audit trail of any size reduces to a length-K integer vector, and the
-audit is then *exactly* the in-memory one (same counts, same bootstrap streams).
+The FaiTH statistic and its bootstrap (:func:`skfair_audit.faith.faith_audit`) see the audit
+sample only through a summary that adds over partitions
+(:meth:`FaithAuditor.summarize <skfair_audit.faith.FaithAuditor.summarize>`):
+
+* on a grid sample space, the counts :math:`n_k` of its rows in the K cells;
+* on a reference set (continuous features), the distinct audit rows with their counts
+  (:class:`~skfair_audit.faith.AuditRows`), kept in one canonical order so that the merge
+  of any partitioning is the same summary.
+
+An audit trail of any size reduces to its summary, and the audit is then *exactly* the
+in-memory one (same cells, same transport problem, same bootstrap streams).
 """
 
 from __future__ import annotations
@@ -83,21 +89,45 @@ def partitioned_cell_counts(trail, auditor_or_space, *, label, fan_in=8,
     return np.zeros(space.n_cells, dtype=np.int64) if total is None else total
 
 
-def partitioned_faith_audit(trail, auditor, *, label):
+def _chunk_summary(frame, auditor, label):
+    if label not in frame.columns:
+        raise ValueError(f"label column {label!r} is not in the audit trail.")
+    if len(frame) == 0:
+        return None
+    return auditor.summarize(frame.drop(columns=[label]), frame[label].to_numpy())
+
+
+def _merge_summaries(*summaries):
+    present = [s for s in summaries if s is not None]
+    return present[0].merge(*present[1:]) if present else None
+
+
+def partitioned_faith_audit(trail, auditor, *, label, fan_in=8):
     """:meth:`FaithAuditor.audit <skfair_audit.faith.FaithAuditor.audit>` on a partitioned trail.
 
-    Counts the cells with :func:`partitioned_cell_counts`, then runs
-    :func:`~skfair_audit.faith.faith_audit` with the auditor's fitted losses, costs,
-    forbidden moves and bootstrap settings: the result equals ``auditor.audit(X, y)`` on
-    the concatenated trail (the bootstrap resamples cell counts, whose law only depends on
-    the counts).
+    Each partition is summarised (:meth:`FaithAuditor.summarize
+    <skfair_audit.faith.FaithAuditor.summarize>`: cell counts on a grid, distinct rows with
+    their counts on a reference set), the summaries are merged by a tree reduction, and the
+    auditor audits the merged summary (:meth:`FaithAuditor.audit_summary
+    <skfair_audit.faith.FaithAuditor.audit_summary>`) with its fitted model, metric, reference
+    set and bootstrap settings: the result equals ``auditor.audit(X, y)`` on the
+    concatenated trail, bit for bit (the summaries are the in-memory audit's, and the
+    bootstrap resamples them in the same order).
+
+    On a reference set, the transport problem is built from the merged distinct rows in the
+    calling process: its nearest-neighbour searches cost about one query per distinct audit
+    row (see the user guide's *Scaling out*).
 
     Parameters
     ----------
     trail : dask.dataframe.DataFrame, pandas.DataFrame or iterable of pandas.DataFrame
+        Audit rows with the auditor's features and the label column.
     auditor : FaithAuditor
-        Fitted, with ``space="grid"``. Its ``verbose`` also shows the partitions counted.
+        Fitted, with ``space="grid"`` or ``"reference"`` (``"auto"`` picks one of them).
+        Its ``verbose`` also shows the partitions summarised.
     label : str
+    fan_in : int
+        Partitions merged per task of the Dask tree reduction.
 
     Returns
     -------
@@ -123,12 +153,36 @@ def partitioned_faith_audit(trail, auditor, *, label):
     >>> res = partitioned_faith_audit([trail.iloc[:700], trail.iloc[700:]], auditor, label="y")
     >>> bool(res.statistic == auditor.audit(X, y).statistic)
     True
+
+    Continuous features (a reference set):
+
+    >>> X = pd.DataFrame({"group": rng.integers(0, 2, 3000).astype(float),
+    ...                   "income": rng.normal(size=3000)})
+    >>> y = (rng.random(3000) < 1 / (1 + np.exp(-X.income - X.group))).astype(int)
+    >>> auditor = FaithAuditor(LogisticRegression(), protected=["group"], epsilon=0.05,
+    ...                        n_resamples=200, random_state=0).fit(X[:1000], y[:1000])
+    >>> trail = X[1000:].assign(y=y[1000:])
+    >>> parts = [trail.iloc[:500], trail.iloc[500:]]
+    >>> res = partitioned_faith_audit(parts, auditor, label="y")
+    >>> bool(res.upper_bound == auditor.audit(X[1000:], y[1000:]).upper_bound)
+    True
     """
-    if getattr(auditor, "space_kind_", None) != "grid":
+    kind = getattr(auditor, "space_kind_", None)
+    if kind not in ("grid", "reference"):
         raise ValueError(
             "partitioned_faith_audit needs a fitted FaithAuditor whose sample space is a grid "
-            "(space='grid', or 'auto' on categorical features)."
+            "or a reference set (space='grid', 'reference' or 'auto'); the empirical sample "
+            "space is built from the audit rows themselves."
         )
-    counts = partitioned_cell_counts(trail, auditor.space_, label=label,
-                                     verbose=auditor.verbose)
-    return auditor.audit_counts(counts)
+    if kind == "grid":
+        counts = partitioned_cell_counts(trail, auditor.space_, label=label, fan_in=fan_in,
+                                         verbose=auditor.verbose)
+        return auditor.audit_counts(counts)
+    if is_dask_frame(trail) and label not in trail.columns:
+        raise ValueError(f"label column {label!r} is not in the audit trail.")
+    summary = reduce_partitions(trail, _chunk_summary, _merge_summaries, (auditor, label),
+                                fan_in=fan_in, verbose=auditor.verbose,
+                                purpose="summarise a Dask DataFrame")
+    if summary is None:
+        raise ValueError("the audit trail has no rows.")
+    return auditor.audit_summary(summary)

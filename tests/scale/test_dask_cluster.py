@@ -129,6 +129,21 @@ def test_dask_faith_counts_and_audit_equal_in_memory(client):
     assert (res.lower_bound, res.upper_bound) == (ref.lower_bound, ref.upper_bound)
 
 
+def test_dask_reference_audit_equals_in_memory(client):
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame({"group": rng.integers(0, 2, 4000).astype(float),
+                      "income": rng.normal(size=4000), "age": rng.normal(size=4000)})
+    y = (rng.random(4000) < 1 / (1 + np.exp(-X.income - 0.8 * X.group))).astype(int)
+    auditor = FaithAuditor(LogisticRegression(), protected=["group"], epsilon=0.05,
+                           n_resamples=200, random_state=0).fit(X[:1000], y[:1000])
+    trail = dd.from_pandas(X[1000:].assign(y=y[1000:]), npartitions=7)
+    res = partitioned_faith_audit(trail, auditor, label="y")
+    ref = auditor.audit(X[1000:], y[1000:])
+    assert res.statistic == ref.statistic
+    np.testing.assert_array_equal(res.bootstrap_distribution, ref.bootstrap_distribution)
+    assert (res.lower_bound, res.upper_bound) == (ref.lower_bound, ref.upper_bound)
+
+
 def test_joblib_dask_backend_equals_serial_faith_audit(client):
     X, y = _faith_data(2000, seed=1)
     auditor = FaithAuditor(make_pipeline(OneHotEncoder(), LogisticRegression()),
