@@ -47,7 +47,6 @@ from ._sample_space import (
     GridSpace,
     ReferenceCells,
     counterfactual_twins,
-    distinct_cells,
     forbidden_moves,
     move_groups,
     reference_moves,

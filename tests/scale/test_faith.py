@@ -95,7 +95,7 @@ def test_reference_audit_of_partitions_equals_the_in_memory_audit(reference_audi
     trail = X.assign(y=y)
     for cuts in ([1234], [1, 2, 700, 2000], list(range(100, 2500, 100))):
         edges = [0, *cuts, len(trail)]
-        chunks = [trail.iloc[a:b] for a, b in zip(edges[:-1], edges[1:])]
+        chunks = [trail.iloc[a:b] for a, b in zip(edges[:-1], edges[1:], strict=True)]
         res = partitioned_faith_audit(iter(chunks[::-1]), reference_auditor, label="y")
         assert res.statistic == ref.statistic and res.n_cells == ref.n_cells
         np.testing.assert_array_equal(res.counts, ref.counts)
@@ -119,7 +119,7 @@ def test_audit_rows_merge_in_any_order_to_the_summary_of_all_rows(reference_audi
         for name in ("rows", "labels", "counts"):
             np.testing.assert_array_equal(getattr(merged, name), getattr(whole, name))
     # Sorted by label, then lexicographically by row.
-    keys = [(label, *row) for label, row in zip(whole.labels, whole.rows.tolist())]
+    keys = [(label, *row) for label, row in zip(whole.labels, whole.rows.tolist(), strict=True)]
     assert keys == sorted(keys) and len(set(keys)) == len(keys)
 
 
