@@ -7,6 +7,7 @@ import numbers
 import warnings
 
 import numpy as np
+from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils import ClassifierTags
 from sklearn.utils.multiclass import check_classification_targets
@@ -788,10 +789,6 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
                              frozen=tuple(self._frozen()))
         common = dict(exponent=exponent, point_index=point_of_row[cells.feature_cell_index],
                       rows=rows, memory_limit=self.memory_limit)
-        to_others = prepare_metric_transport(
-            loss, coordinates, groups=groups, destinations=np.arange(reference.n_cells),
-            **common,
-        )
         # Twin groups: an audit cell with its own twins; reference cells are never twins.
         twin = np.concatenate([np.full(reference.n_cells, audit.shape[0]),
                                np.arange(audit.shape[0]), owner])
@@ -802,6 +799,15 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         to_twins = prepare_small_group_transport(
             loss, coordinates, groups * (audit.shape[0] + 1) + twin, destinations=at_levels,
             **common,
+        )
+        # A row whose twin already gives, for free, the largest gain any reference cell of
+        # its group could give needs no search (the join keeps the better of the two bases).
+        best = np.full(int(groups.max()) + 1, -np.inf)
+        np.maximum.at(best, groups[:reference.n_cells], loss[:reference.n_cells])
+        settled = to_twins.base_gain[rows] >= best[groups[rows]] - loss[rows]
+        to_others = prepare_metric_transport(
+            loss, coordinates, groups=groups, destinations=np.arange(reference.n_cells),
+            unsearched=rows[settled], workers=effective_n_jobs(self.n_jobs), **common,
         )
         all_counts = np.zeros(cells.n_cells, dtype=np.int64)
         all_counts[rows] = counts

@@ -209,13 +209,13 @@ class _Neighbours:
         # Relative slack between the tree's distances and ``squared_gaps``.
         self.slack = 1.0 - 32.0 * (self.dim + 4) * _EPS
 
-    def query(self, queries, k):
+    def query(self, queries, k, workers=1):
         """Indices of the ``k`` nearest points (by the tree), and a lower bound of the squared
         distance of every point not returned (``inf`` when all are returned)."""
         k = min(k, self.size)
         if not self.dim:
             queries = np.zeros((queries.shape[0], 1))
-        distance, index = self.tree.query(queries, k=k)
+        distance, index = self.tree.query(queries, k=k, workers=workers)
         distance = np.asarray(distance, dtype=np.float64).reshape(queries.shape[0], k)
         index = np.asarray(index, dtype=np.intp).reshape(queries.shape[0], k)
         if k == self.size:
@@ -330,10 +330,12 @@ def prepare_metric_transport(
     groups=None,
     rows=None,
     destinations=None,
+    unsearched=None,
     max_levels=32,
     leaf_size=256,
     rtol=1e-12,
     memory_limit=DEFAULT_MEMORY_LIMIT,
+    workers=1,
 ):
     """Prepare the FaiTH audit LP for costs ``|p_i - p_j| ** exponent`` without a ``K x K`` matrix.
 
@@ -365,6 +367,10 @@ def prepare_metric_transport(
         The cells a source may move to (within its group); None: every cell. Staying put is
         always allowed. The FaiTH audit on a reference set fixes its destinations this way
         before the audit sample is seen (``FaithAuditor(space="reference")``).
+    unsearched : array-like of int or bool mask, default=None
+        Sources of ``rows`` left out of the search: they stay put in the result. For joining
+        (:func:`combine_moves`) with another construction that already gives them a gain
+        no destination here can beat; the joined problem is then exact.
     max_levels : int, default=32
         With at most this many distinct loss values in a group every value is searched on its
         own; with more, the values are split into a tree of ranges (see Notes).
@@ -376,6 +382,9 @@ def prepare_metric_transport(
         the largest cost is bounded by the diagonal of the points' bounding box).
     memory_limit : int, float, str or None, default="2GiB"
         Budget of the construction (linear in ``K``); refused beforehand when exceeded.
+    workers : int, default=1
+        Threads of each nearest-neighbour query (``-1``: all cores); the answers, and so the
+        result, do not depend on it.
 
     Returns
     -------
@@ -428,6 +437,8 @@ def prepare_metric_transport(
     bounds = np.flatnonzero(np.diff(groups[order])) + 1
     is_row = np.zeros(n_cells, dtype=bool)
     is_row[rows] = True
+    if unsearched is not None:
+        is_row[_check_rows(unsearched, n_cells)] = False
     for members in np.split(order, bounds):
         sources = members[is_row[members]]
         targets = members[is_destination[members]]
@@ -437,7 +448,7 @@ def prepare_metric_transport(
         for start in range(0, sources.size, SOURCE_CHUNK):
             chunk = sources[start:start + SOURCE_CHUNK]
             gain, dest, part = _settle(
-                chunk, tree, loss, points, point_index, sq_norm, exponent, atol
+                chunk, tree, loss, points, point_index, sq_norm, exponent, atol, workers
             )
             base_gain[chunk], base_destination[chunk] = gain, dest
             if part:
@@ -607,7 +618,7 @@ def _check_rows(rows, n_cells):
     return rows
 
 
-def _settle(sources, tree, loss, points, point_index, sq_norm, exponent, atol):
+def _settle(sources, tree, loss, points, point_index, sq_norm, exponent, atol, workers=1):
     """Bases and hull segments of ``sources`` (ascending, one group): each (source, node) pair
     is queried, its certificate checked; a failing pair grows its ``k`` (leaf) or hands over
     to the node's children."""
@@ -629,7 +640,7 @@ def _settle(sources, tree, loss, points, point_index, sq_norm, exponent, atol):
     pending = np.arange(pair_src.size)
     while pending.size:
         new = _query(pending, pair_src, pair_node, pair_k, tree, own_point, loss, points,
-                     sq_norm, exponent, atol, floor, nearest)
+                     sq_norm, exponent, atol, floor, nearest, workers)
         requeried = np.zeros(pair_src.size, dtype=bool)
         requeried[pending] = True
         keep = ~requeried[store[0]]
@@ -704,7 +715,7 @@ def _row_chunks(counts, budget=2**21):
 
 
 def _query(pairs, pair_src, pair_node, pair_k, tree, own_point, loss, points, sq_norm,
-           exponent, atol, floor, nearest):
+           exponent, atol, floor, nearest, workers=1):
     """Ask each pair's node for its current number of neighbours.
 
     Returns the pairs, cells and exact costs of the answers that may matter: of each pair only
@@ -720,7 +731,7 @@ def _query(pairs, pair_src, pair_node, pair_k, tree, own_point, loss, points, sq
         for k in np.unique(pair_k[mine]):
             ask = mine[pair_k[mine] == k]
             src_point = own_point[pair_src[ask]]
-            index, unseen = node.neighbours.query(points[src_point], int(k))
+            index, unseen = node.neighbours.query(points[src_point], int(k), workers)
             cells = node.cells[index]
             cost = pair_costs(points, sq_norm, src_point[:, None], node.points[index],
                               exponent)

@@ -223,14 +223,15 @@ def hull_vertices(problem):
     cost = problem.segment_cost[order]
     gain = problem.segment_gain[order]
     start = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1]))) if row.size else row
-    run = np.repeat(start, np.diff(np.append(start, row.size)))
-    cum_cost = np.cumsum(cost)
-    cum_gain = np.cumsum(gain)
-    before_cost = np.where(start > 0, cum_cost[start - 1], 0.0) if row.size else cum_cost
-    before_gain = np.where(start > 0, cum_gain[start - 1], 0.0) if row.size else cum_gain
-    first = np.searchsorted(start, run)
-    vertex_cost = cum_cost - before_cost[first]
-    vertex_gain = problem.base_gain[row] + cum_gain - before_gain[first]
+    step = np.arange(row.size) - np.repeat(start, np.diff(np.append(start, row.size)))
+    # Each row's own running sums, step by step: a vertex does not depend on other rows
+    # (a cumulative sum over all rows would round each row's sums by its predecessors').
+    vertex_cost = cost.copy()
+    vertex_gain = problem.base_gain[row] + gain
+    for k in range(1, int(step.max(initial=0)) + 1):
+        at = np.flatnonzero(step == k)
+        vertex_cost[at] = vertex_cost[at - 1] + cost[at]
+        vertex_gain[at] = vertex_gain[at - 1] + gain[at]
     return row, vertex_cost, vertex_gain, problem.segment_target[order]
 
 
