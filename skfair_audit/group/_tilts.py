@@ -170,6 +170,29 @@ class TiltAuditResult(GroupAuditResult):
         """Tilts have no empty groups (kept for the protocol)."""
         return ()
 
+    def confidence_interval(self, tilt=None) -> ConfidenceInterval:
+        """Simultaneous bounds on the disparity of the rows' tilts, or of a queried tilt.
+
+        Parameters
+        ----------
+        tilt : str or array-like, optional
+            The name of a row of :meth:`table`, or a tilt of the class as :meth:`bound`
+            takes it; default: every row.
+
+        Returns
+        -------
+        ConfidenceInterval
+            Arrays (one entry per row) without ``tilt``, floats with it.
+        """
+        if tilt is None:
+            return ConfidenceInterval(self.lower, self.upper)
+        if isinstance(tilt, str):
+            return super().confidence_interval(tilt)
+        return self.bound(tilt).confidence_interval()
+
+    def _confidence_bounds(self):
+        return self.lower, self.upper
+
     def verdict(self, epsilon0=None):
         """Without ``epsilon0`` the bounds are descriptive; with it, the audit fails when the
         bound of some extreme tilt does not certify the requested side of ``epsilon0``
