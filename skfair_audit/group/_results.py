@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..results import ResultTable, Verdict
 from ..utils import ConfidenceInterval, import_optional
 from ._bootstrap import disparity_range, group_scales, simultaneous_bounds
-from ..results import ResultTable, Verdict
 from ._protocol import BOUND_SIDES, GroupAuditResult
 
 #: Groups with fewer rows of the audit sample than this were measured to break the

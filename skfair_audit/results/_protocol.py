@@ -128,9 +128,9 @@ class AuditResult(ABC):
     def confidence_interval(self):
         """The confidence interval(s) the guarantee is about.
 
-        Called without arguments, every result answers for all its rows (arrays, one entry
-        per row of :meth:`table`) or for its one statistic; results take arguments that
-        select a group, a tilt or another level.
+        Called without arguments, every result answers for all its groups or tilts (arrays,
+        one entry per group or tilt; a group result counts its empty groups too) or for its
+        one statistic; results take arguments that select a group, a tilt or another level.
 
         Returns
         -------
