@@ -13,9 +13,9 @@ from skfair_audit.results import AuditResult, ResultTable, Verdict
 from skfair_audit.utils import ConfidenceInterval
 
 #: Every result class of the audits (the ``display_results`` fixture holds one of each).
-RESULTS = ("FaithResult", "GroupBoundsResult", "GroupCertificationResult", "GroupFlagResult",
-           "EqualizedOddsResult", "RKHSBoundsResult", "MonotoneTiltResult",
-           "PolynomialTiltResult", "MonitorResult")
+RESULTS = ("FaithResult", "FaithSensitivityResult", "GroupBoundsResult",
+           "GroupCertificationResult", "GroupFlagResult", "EqualizedOddsResult",
+           "RKHSBoundsResult", "MonotoneTiltResult", "PolynomialTiltResult", "MonitorResult")
 
 
 def test_group_keeps_its_names_and_they_are_the_shared_ones():
@@ -141,6 +141,10 @@ def test_monitor_verdict_and_table(display_results):
 
 
 def test_faith_table_is_the_moves_of_the_plan(display_results):
+    sensitivity = display_results["FaithSensitivityResult"]
+    assert [row[:3] for row in sensitivity.table().rows] == [
+        (r["metric"], r["epsilon"], r["statistic"]) for r in sensitivity.records()]
+    np.testing.assert_array_equal(sensitivity.confidence_interval().high, sensitivity.ci_high)
     faith = display_results["FaithResult"]
     moves = faith.moves()
     assert faith.table().records() == [
