@@ -219,3 +219,23 @@ def test_rkhs_result_renders_in_a_report(rkhs, parse_report, tmp_path):
     assert len(data["sections"][0]["tables"][0]["rows"]) == len(res.table().rows)
     with pytest.raises(ValueError, match="no verdict at a threshold"):
         group_section(res, epsilon0=0.1)
+
+
+def test_every_documented_result_class_follows_the_protocol():
+    """A class of the API whose name says it is a result follows the protocol, and the list
+    above holds every one of them."""
+    import importlib
+    import inspect
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).resolve().parent.parent / "doc" / "api" /
+            "index.rst").read_text(encoding="utf-8")
+    found = set()
+    for package, name in re.findall(r"^   ([a-z_]+)\.(\w+Result)$", text, flags=re.MULTILINE):
+        obj = getattr(importlib.import_module(f"skfair_audit.{package}"), name)
+        if inspect.isabstract(obj):
+            continue  # the protocols themselves
+        assert issubclass(obj, AuditResult), name
+        found.add(name)
+    assert found == set(RESULTS)
