@@ -14,7 +14,9 @@ form of :class:`skfair_audit.results.AuditResult`, which :class:`RKHSBoundsResul
 too; :class:`Verdict` and :class:`ResultTable` are those of :mod:`skfair_audit.results`.
 """
 
-from ..results import ResultTable, Verdict  # re-exported: the names group always had
+# The shared Verdict and ResultTable keep their old names here (documented in results).
+from ..results import ResultTable as ResultTable
+from ..results import Verdict as Verdict
 from ._bootstrap import DegenerateBootstrapWarning
 from ._collections import (
     GroupCollection,
@@ -62,11 +64,9 @@ __all__ = [
     "MonotoneTiltResult",
     "PolynomialTiltResult",
     "RKHSBoundsResult",
-    "ResultTable",
     "TiltBound",
     "TrailSummary",
     "VacuousAuditWarning",
-    "Verdict",
     "audit_score",
     "available_metrics",
     "boxes",
