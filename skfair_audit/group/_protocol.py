@@ -31,6 +31,12 @@ def _resolved(disparity, value, target):
     return 0.0 if abs(disparity) <= RESOLUTION * scale else disparity
 
 
+def target_words(target, target_description=None):
+    """``"θ = 0.1234"``, with what θ is in parentheses when given."""
+    words = f"θ = {target:.4g}"
+    return f"{words} ({target_description})" if target_description else words
+
+
 def _plain(value):
     return value.item() if hasattr(value, "item") else value
 
@@ -233,9 +239,7 @@ class GroupAuditResult(AuditResult):
         -------
         str
         """
-        target = f"θ = {self.target:.4g}"
-        if target_description:
-            target += f" ({target_description})"
+        target = target_words(self.target, target_description)
         empty = self.empty_groups
         return (
             f"Metric: {self._metric_words()}; target {target}; audit sample: {self.n:,} rows "

@@ -91,7 +91,7 @@ from ..results import AuditResult, ResultTable, Verdict
 from ..utils import PROBABILITY, ConfidenceInterval, Interval, Options, validate_params
 from ._bootstrap import critical_value, run_bootstrap
 from ._metrics import as_array
-from ._protocol import BOUND_SIDES
+from ._protocol import BOUND_SIDES, target_words
 from ._summary import (
     ALTERNATIVES,
     BOOTSTRAP_CONSTRAINTS,
@@ -259,22 +259,20 @@ class RKHSBoundsResult(AuditResult):
         return figures
 
     def describe(self, target_description=None) -> str:
-        """What was measured on which rows, in one sentence.
+        """The ball, the target, the audit sample and the tabulated tilts, in one sentence.
 
         Parameters
         ----------
         target_description : str, optional
-            What the target θ is.
+            What θ is, in words (e.g. "the overall coverage").
 
         Returns
         -------
         str
         """
-        target = f"θ = {self.target:.4g}"
-        if target_description:
-            target += f" ({target_description})"
         return (f"Tilts of the Gaussian RKHS ball of bandwidth {self.bandwidth:g}; target "
-                f"{target}; audit sample: {self.n:,} rows where the metric is defined; "
+                f"{target_words(self.target, target_description)}; audit sample: "
+                f"{self.n:,} rows where the metric is defined; "
                 f"{len(self._rows[0])} Gaussian bumps (RKHS norm 1) tabulated.")
 
     def _card_title(self):

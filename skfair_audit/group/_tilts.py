@@ -51,7 +51,7 @@ import numpy as np
 from ..utils import ConfidenceInterval, import_optional
 from ._bootstrap import disparity_range, simultaneous_bounds
 from ._inference import _warn_if_degenerate
-from ._protocol import GroupAuditResult
+from ._protocol import GroupAuditResult, target_words
 from ._results import bounds_verdict
 
 #: The tilt scales (``scale=``) and what ``r(w)`` is for each.
@@ -232,9 +232,7 @@ class TiltAuditResult(GroupAuditResult):
         -------
         str
         """
-        target = f"θ = {self.target:.4g}"
-        if target_description:
-            target += f" ({target_description})"
+        target = target_words(self.target, target_description)
         return (f"Metric: {self._metric_words()}; target {target}; audit sample: {self.n:,} "
                 f"rows where the metric is defined; class: {self._class_words()} "
                 f"({len(self.names)} extreme tilts shown).")
