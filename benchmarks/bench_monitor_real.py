@@ -69,7 +69,7 @@ def summary(res, first_flag):
             "guarantee": res.guarantee(), "verdict": res.verdict_summary(),
             "flagged": [n for n, f in zip(res.names, res.flagged, strict=True) if f],
             "first_flag": first_flag,
-            "table": [dict(zip(keys, row, strict=True)) for row in res.table()]}
+            "table": [dict(zip(keys, row, strict=True)) for row in res.table().rows]}
 
 
 def save_plot(res, path, title):

@@ -22,6 +22,7 @@ _LAZY = {
     "model_selection": None,
     "monitor": None,
     "report": None,
+    "results": None,
     "scale": None,
 }
 

@@ -144,7 +144,7 @@ def run_monitor(args, argv=()) -> int:
                                                           strict=True) if f}
     now = {n for n, f in zip(result.names, result.flagged, strict=True) if f}
     code = EXIT_UNFAIR if now else EXIT_PASS
-    table = result.table()
+    table = result.table().rows
     if args.json:
         keys = ("group", "size", "rate", "disparity", "low", "high", "flagged",
                 "flagged_since", "certified", "pvalue")

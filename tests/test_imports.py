@@ -131,3 +131,47 @@ def test_public_scikit_learn_api_only():
             if private_module or private_name:
                 hits.append(f"{name}:{line} from {module} import {imported}")
     assert hits == []
+
+
+#: What the audit subpackages may import from the rest of the library: the shared result
+#: protocol and the shared helpers, never each other.
+AUDIT_SHARED = {"results", "utils", "_resampling", "_progress"}
+
+
+def _foreign_imports(modules, subpackage):
+    """``file:line target`` of every import of ``skfair_audit.<subpackage>`` that reaches
+    another part of the library than itself and :data:`AUDIT_SHARED`."""
+    hits = []
+    for name, (path, is_package) in modules.items():
+        if name.split(".")[1:2] != [subpackage]:
+            continue
+        for module, _, line in _imports(name, path, is_package):
+            parts = module.split(".")
+            if parts[0] != "skfair_audit":
+                continue
+            target = parts[1] if len(parts) > 1 else ""
+            if target != subpackage and target not in AUDIT_SHARED:
+                hits.append(f"{path.name}:{line} {target}")
+    return hits
+
+
+def test_faith_and_group_share_only_the_result_module():
+    """Acceptance of issue 23: no module of ``faith`` imports from ``group`` or vice versa;
+    both import only the shared result protocol and helpers (every import statement counts,
+    also those inside functions)."""
+    modules = _modules()
+    for subpackage in ("faith", "group"):
+        assert _foreign_imports(modules, subpackage) == [], subpackage
+    assert any(name.startswith("skfair_audit.faith.") for name in modules)
+    assert any(name.startswith("skfair_audit.group.") for name in modules)
+
+
+def test_the_foreign_import_check_finds_one(tmp_path):
+    folder = tmp_path / "faith"
+    folder.mkdir()
+    path = folder / "_probe.py"
+    path.write_text("from ..results import Verdict\n\n\ndef f():\n"
+                    "    from ..group import ResultTable\n    import skfair_audit.group\n")
+    modules = {"skfair_audit.faith._probe": (path, False)}
+    assert _foreign_imports(modules, "faith") == ["_probe.py:5 group", "_probe.py:6 group"]
+    assert _foreign_imports(modules, "group") == []

@@ -18,8 +18,8 @@ numpydoc_validate = pytest.importorskip("numpydoc.validate")
 from numpydoc.docscrape import NumpyDocString  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SUBPACKAGES = ("datasets", "faith", "group", "model_selection", "monitor", "report", "scale",
-               "utils")
+SUBPACKAGES = ("datasets", "faith", "group", "model_selection", "monitor", "report", "results",
+               "scale", "utils")
 
 #: numpydoc checks every public object must pass: a docstring with a summary, every
 #: parameter documented and none invented, a Returns section for functions.
@@ -192,8 +192,9 @@ def test_every_seed_accepts_every_random_state(random_state):
 #: ``_repr_html_``. A new public class must either have a notebook display (and a case in the
 #: ``display_results`` fixture, checked by tests/test_display.py) or be listed here.
 NO_DISPLAY = {
-    "Verdict": "part of a group result's display (its verdict line)",
-    "ResultTable": "part of a group result's display (its table)",
+    "Verdict": "part of a result's display (its verdict line)",
+    "ResultTable": "part of a result's display (its table)",
+    "AuditResult": "the protocol itself: its _repr_html_ serves the results",
     "GroupAuditResult": "the protocol itself: its _repr_html_ serves every group result",
     "ConfidenceInterval": "a one-line record; its repr is its display",
     "GroupBound": "a one-line record of one queried group; its repr is its display",

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from ..group import ResultTable
+from ..results import ResultTable
 from ..utils import html_card, html_table, html_verdict, records_to_frame
 from ._metric import _protected_groups
 
@@ -134,7 +134,7 @@ class MetricDiagnostics:
 
         Returns
         -------
-        skfair_audit.group.ResultTable
+        skfair_audit.results.ResultTable
         """
         return ResultTable(
             ("source", "n_members", "auc", "kept", "free_directions"),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory
-from ..group import Verdict
+from ..results import AuditResult, ResultTable, Verdict
 from ..utils import (
     CARD_ROWS,
     ConfidenceInterval,
@@ -27,8 +27,14 @@ from ._uniform import LinearPieces
 
 
 @dataclass(frozen=True)
-class FaithResult:
+class FaithResult(AuditResult):
     """Result of a FaiTH individual-fairness audit (like a ``scipy.stats`` result).
+
+    It follows the shared protocol of the results
+    (:class:`~skfair_audit.results.AuditResult`): :meth:`verdict`, :meth:`table` (the moves
+    of the worst-case transport plan), :meth:`confidence_interval`, :meth:`guarantee`,
+    :meth:`key_figures`, :meth:`notes`, :meth:`figure` and :meth:`to_frame` (one row: the
+    statistic, its bounds and the decision).
 
     Attributes
     ----------
@@ -272,6 +278,40 @@ class FaithResult:
             )
         return records
 
+    def table(self):
+        """The off-diagonal moves of the worst-case plan, largest mass first (:meth:`moves`).
+
+        Returns
+        -------
+        skfair_audit.results.ResultTable
+        """
+        return ResultTable(("from_cell", "to_cell", "count", "mass"),
+                           ("from cell", "to cell", "individuals moved", "mass"),
+                           tuple((m["from_cell"], m["to_cell"], m["count"], m["mass"])
+                                 for m in self.moves()))
+
+    def figure(self, rows=None, columns=None, **options):
+        """The heat map of the adversarial count changes, for the report and the notebook.
+
+        Parameters
+        ----------
+        rows, columns : list of str, optional
+            As in :meth:`plot`.
+        **options
+            Ignored (options of other results).
+
+        Returns
+        -------
+        tuple of (str, callable) or None
+            The caption and a function that draws :meth:`plot`; None without cell features.
+        """
+        if self.cell_features is None:
+            return None
+        return ("Adversarial heat map: change in counts n(Q − f_n) per cell, one panel per "
+                "label. Red cells gain individuals under the worst case (the model errs "
+                "there), blue cells lose them.",
+                lambda: self.plot(rows=rows, columns=columns))
+
     def moves_frame(self):
         """The moves of the adversarial plan as a tidy :class:`pandas.DataFrame`."""
         return records_to_frame(
@@ -392,7 +432,7 @@ class FaithResult:
 
         Returns
         -------
-        skfair_audit.group.Verdict
+        skfair_audit.results.Verdict
             ``unfair`` is :attr:`rejected`; ``gated`` whether a δ was given.
         """
         if self.delta is None:

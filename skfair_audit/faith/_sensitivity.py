@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..results import AuditResult, ResultTable, Verdict
 from ..utils import (
     CARD_ROWS,
+    ConfidenceInterval,
     card_figure,
     html_card,
     html_key_figures,
@@ -31,8 +33,13 @@ __all__ = ["FaithSensitivityResult", "faith_sensitivity"]
 
 
 @dataclass(frozen=True)
-class FaithSensitivityResult:
+class FaithSensitivityResult(AuditResult):
     """The FaiTH audit along a grid of budgets, for one or several fair metrics.
+
+    It follows the shared protocol of the results
+    (:class:`~skfair_audit.results.AuditResult`): :meth:`verdict`, :meth:`table` (ψ(ε) per
+    metric), :meth:`confidence_interval`, :meth:`guarantee`, :meth:`key_figures`,
+    :meth:`figure` and :meth:`to_frame`.
 
     Attributes
     ----------
@@ -95,6 +102,93 @@ class FaithSensitivityResult:
         """A long :class:`pandas.DataFrame`: one row per metric and budget."""
         return records_to_frame(self.records())
 
+    def table(self):
+        """ψ̂(ε) with its two-sided interval and the δ-test's decision, per metric and budget.
+
+        Returns
+        -------
+        skfair_audit.results.ResultTable
+        """
+        level = f"{self.confidence_level:.0%}"
+        return ResultTable(
+            ("metric", "epsilon", "statistic", "ci_low", "ci_high", "rejected"),
+            ("metric", "ε", "ψ̂", f"{level} low", f"{level} high", "rejected"),
+            tuple((r["metric"], r["epsilon"], r["statistic"], r["ci_low"], r["ci_high"],
+                   r["rejected"]) for r in self.records()))
+
+    def confidence_interval(self):
+        """The two-sided intervals of ψ at ``confidence_level``.
+
+        Returns
+        -------
+        ConfidenceInterval
+            ``ci_low`` and ``ci_high``, of shape (n_metrics, n_epsilons).
+        """
+        return ConfidenceInterval(self.ci_low, self.ci_high)
+
+    def verdict(self):
+        """The δ-tests along the grid (descriptive when no δ was given).
+
+        Returns
+        -------
+        skfair_audit.results.Verdict
+            ``unfair`` when some (metric, ε) pair rejects δ-fairness; ``groups`` names the
+            metrics that do.
+        """
+        if self.rejected is None:
+            return Verdict(False, False, "no δ given: bounds only",
+                           f"ψ̂ along {len(self.epsilons)} budgets for "
+                           f"{len(self.metric_names)} metric(s).")
+        count = int(np.sum(self.rejected))
+        return Verdict(count > 0, True,
+                       f"δ-fairness rejected at {count} of {self.rejected.size} (metric, ε) "
+                       "pairs",
+                       f"δ = {self.delta:g}, each test at level {1 - self.confidence_level:.0%}.",
+                       tuple(name for i, name in enumerate(self.metric_names)
+                             if np.any(self.rejected[i])))
+
+    def guarantee(self):
+        """What the intervals along the grid guarantee, in plain words.
+
+        Returns
+        -------
+        str
+        """
+        return (
+            f"Each interval is that of the FaiTH audit at its budget and metric "
+            f"(results[i][j].guarantee()): it holds ψ with probability at least "
+            f"{self.confidence_level:.0%} (as the sample grows) on its own, not all at once: "
+            f"on average at most {1 - self.confidence_level:.0%} of the intervals of the grid "
+            "miss. The curves share one bootstrap seed, so they differ by what ε and the "
+            "metric change, not by Monte Carlo noise."
+        )
+
+    def key_figures(self):
+        """Metrics, budgets, δ and the confidence level.
+
+        Returns
+        -------
+        dict
+        """
+        return {"metrics": ", ".join(self.metric_names),
+                "budgets ε": f"{len(self.epsilons)} from {self.epsilons[0]:g} to "
+                             f"{self.epsilons[-1]:g}",
+                "δ": self.delta, "confidence level": self.confidence_level}
+
+    def figure(self, **options):
+        """ψ(ε) with its confidence band (:meth:`plot`).
+
+        Parameters
+        ----------
+        **options
+            Ignored (options of other results).
+
+        Returns
+        -------
+        tuple of (str, callable)
+        """
+        return "ψ(ε) with its confidence band", self.plot
+
     def __str__(self):
         level = f"{self.confidence_level:.0%}"
         lines = [f"FaiTH sensitivity to the budget and the fair metric ({level} intervals)"]
@@ -117,33 +211,21 @@ class FaithSensitivityResult:
     def _repr_html_(self):
         """A compact summary for notebooks: the table of ψ(ε) per metric and its plot."""
         level = f"{self.confidence_level:.0%}"
-        if self.rejected is None:
-            verdict = html_verdict("no δ given: bounds only")
-        else:
-            count = int(np.sum(self.rejected))
-            verdict = html_verdict(
-                f"δ-fairness rejected at {count} of {self.rejected.size} (metric, ε) pairs",
-                f"δ = {self.delta:g}, each test at level {1 - self.confidence_level:.0%}.",
-                unfair=count > 0)
-        rows = [(r["metric"], r["epsilon"], r["statistic"], r["ci_low"], r["ci_high"],
-                 r["rejected"]) for r in self.records()]
+        verdict = self.verdict()
+        table = self.table()
         return html_card(
             "FaithSensitivityResult: FaiTH along ε, per fair metric",
-            verdict=verdict,
+            verdict=html_verdict(verdict.summary, verdict.details if verdict.gated else "",
+                                 unfair=verdict.unfair if verdict.gated else None),
             paragraphs=[f"ψ(ε) with its two-sided {level} interval; every budget and metric uses "
                         "the same bootstrap seed, so the curves differ by what ε and the metric "
                         "change, not by Monte Carlo noise."],
-            key_figures={"metrics": ", ".join(self.metric_names),
-                         "budgets ε": f"{len(self.epsilons)} from {self.epsilons[0]:g} to "
-                                      f"{self.epsilons[-1]:g}",
-                         "δ": self.delta, "confidence level": self.confidence_level},
-            tables=[html_table("ψ(ε) per metric",
-                               ("metric", "ε", "ψ̂", f"{level} low", f"{level} high",
-                                "rejected"), rows[:2 * CARD_ROWS], total=len(rows)),
+            key_figures=self.key_figures(),
+            tables=[html_table("ψ(ε) per metric", table.labels, table.rows[:2 * CARD_ROWS],
+                               total=len(table.rows)),
                     html_key_figures({f"{name}: free directions": self.free_directions[i]
                                       for i, name in enumerate(self.metric_names)})],
-            figures=[card_figure("faith-sensitivity", "ψ(ε) with its confidence band",
-                                 self.plot)],
+            figures=[card_figure("faith-sensitivity", *self.figure())],
         )
 
     def plot(self, ax=None, *, band="two-sided"):

@@ -9,9 +9,14 @@ distribution shifts, tilts of covariates, with :func:`monotone_tilt_bounds`,
 audit trail into an :class:`AuditSummary` (atoms with counts, cells, target) and runs on it;
 the same summary built from a partitioned trail (:func:`skfair_audit.scale.summarize_trail`)
 gives the same results. Every result is a frozen object sharing the
-:class:`GroupAuditResult` protocol (table, verdict, guarantee in words).
+:class:`GroupAuditResult` protocol (table, verdict, interval, guarantee in words), the group
+form of :class:`skfair_audit.results.AuditResult`, which :class:`RKHSBoundsResult` follows
+too; :class:`Verdict` and :class:`ResultTable` are those of :mod:`skfair_audit.results`.
 """
 
+# The shared Verdict and ResultTable keep their old names here (documented in results).
+from ..results import ResultTable as ResultTable
+from ..results import Verdict as Verdict
 from ._bootstrap import DegenerateBootstrapWarning
 from ._collections import (
     GroupCollection,
@@ -33,7 +38,7 @@ from ._procedures import (
     flag_groups,
     flag_groups_split,
 )
-from ._protocol import GroupAuditResult, ResultTable, Verdict
+from ._protocol import GroupAuditResult
 from ._results import (
     EqualizedOddsResult,
     GroupBound,
@@ -59,11 +64,9 @@ __all__ = [
     "MonotoneTiltResult",
     "PolynomialTiltResult",
     "RKHSBoundsResult",
-    "ResultTable",
     "TiltBound",
     "TrailSummary",
     "VacuousAuditWarning",
-    "Verdict",
     "audit_score",
     "available_metrics",
     "boxes",

@@ -1,70 +1,22 @@
 """What every group result tells a reader: its table, its verdict and its guarantee in words.
 
-The command line and the report only talk to results through this protocol
-(:class:`GroupAuditResult`): they never ask which procedure produced a result.
+:class:`GroupAuditResult` is the shared :class:`~skfair_audit.results.AuditResult` protocol
+with the parts every group audit has in common (a table of groups, a plot of their
+disparities, the reading order of both); the command line and the report only talk to
+results through the protocol: they never ask which procedure produced a result.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from abc import abstractmethod
 
 import numpy as np
 
-from ..utils import CARD_ROWS, card_figure, html_card, html_guarantee, html_table, html_verdict
+from ..results import AuditResult, ResultTable, Verdict
+from ..utils import CARD_ROWS, ConfidenceInterval
 
 #: What the bounds of each ``alternative`` of a bounds procedure are called, in words.
 BOUND_SIDES = {"lower": "lower bounds", "upper": "upper bounds", "two-sided": "intervals"}
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The decision a group audit supports, for a gate and for a report.
-
-    Attributes
-    ----------
-    unfair : bool
-        Whether some non-empty group fails the claim the audit checks (flagged, not
-        certified, or a bound on the wrong side of the threshold).
-    gated : bool
-        Whether the result states a claim at all (bounds without a threshold are only
-        descriptive: ``gated`` is False and ``unfair`` False).
-    summary : str
-        One line, e.g. ``"no group flagged"``.
-    details : str
-        One or two sentences for a report, naming the groups concerned.
-    groups : tuple of str
-        The groups that make the audit fail (flagged, not certified, ...).
-    """
-
-    unfair: bool
-    gated: bool
-    summary: str
-    details: str
-    groups: tuple = ()
-
-
-@dataclass(frozen=True)
-class ResultTable:
-    """One row per non-empty group, with machine names and human labels for the columns.
-
-    Attributes
-    ----------
-    columns : tuple of str
-        Keys (JSON, command line), e.g. ``("group", "size", "value", "disparity", ...)``.
-    labels : tuple of str
-        Headers for people (the report), in the same order.
-    rows : tuple of tuple
-        Plain Python values (numpy scalars converted).
-    """
-
-    columns: tuple
-    labels: tuple
-    rows: tuple
-
-    def records(self) -> list:
-        """The rows as dictionaries keyed by :attr:`columns`."""
-        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
 
 
 #: Relative resolution of a disparity ``value - target``: below it, the difference is the
@@ -79,11 +31,17 @@ def _resolved(disparity, value, target):
     return 0.0 if abs(disparity) <= RESOLUTION * scale else disparity
 
 
+def target_words(target, target_description=None):
+    """``"θ = 0.1234"``, with what θ is in parentheses when given."""
+    words = f"θ = {target:.4g}"
+    return f"{words} ({target_description})" if target_description else words
+
+
 def _plain(value):
     return value.item() if hasattr(value, "item") else value
 
 
-class GroupAuditResult(ABC):
+class GroupAuditResult(AuditResult):
     """Protocol shared by the results of the group audits.
 
     Every result of :mod:`skfair_audit.group` (bounds, certificates, flags, equalized odds)
@@ -96,9 +54,11 @@ class GroupAuditResult(ABC):
     - :meth:`key_figures` — the level, the target and the other numbers of the audit;
 
     plus ``plot()``, :attr:`interval_description` (what the plotted bars mean) and
-    :meth:`plot_order` (which groups the plot shows, the ones the verdict names first).
-    :meth:`display_order`. The notebook display (``_repr_html_``) of every group result is
-    built from these answers, with the building blocks of the HTML report.
+    :meth:`plot_order` (which groups the plot shows, the ones the verdict names first),
+    :meth:`display_order`, :meth:`confidence_interval` (the interval the guarantee gives
+    each group) and :meth:`figure`. The notebook display (``_repr_html_``) of every group
+    result is the protocol's (:class:`~skfair_audit.results.AuditResult`), shown in the order
+    of :meth:`display_order`.
     """
 
     #: The procedure that produced the result ("bounds", "threshold", "flag", ...).
@@ -279,9 +239,7 @@ class GroupAuditResult(ABC):
         -------
         str
         """
-        target = f"θ = {self.target:.4g}"
-        if target_description:
-            target += f" ({target_description})"
+        target = target_words(self.target, target_description)
         empty = self.empty_groups
         return (
             f"Metric: {self._metric_words()}; target {target}; audit sample: {self.n:,} rows "
@@ -316,28 +274,72 @@ class GroupAuditResult(ABC):
         order += [k for k in range(len(table.rows)) if k not in seen]
         return np.asarray(order, dtype=np.intp)
 
-    def _repr_html_(self):
-        """A compact summary for notebooks (the report's section, shortened)."""
-        table = self.table()
-        verdict = self.verdict()
-        order = self.display_order(table)[:CARD_ROWS]
-        failing = set(verdict.groups)
-        rows = [table.rows[k] for k in order]
-        title = f"{type(self).__name__}: {self.key_figures()['metric'].replace('_', ' ')}"
-        caption = "Groups, " + self._order_words(self.plot_order(max_groups=len(self.names)))
-        figure = card_figure(
-            f"{self.procedure}-plot",
-            self.plot_caption(max_groups=2 * CARD_ROWS),
-            lambda: self.plot(max_groups=2 * CARD_ROWS))
-        return html_card(
-            title,
-            verdict=html_verdict(verdict.summary, verdict.details,
-                                 unfair=verdict.unfair if verdict.gated else None),
-            guarantee=html_guarantee(self.guarantee()),
-            paragraphs=[self.describe()],
-            key_figures=self.key_figures(),
-            tables=[html_table(caption, table.labels, rows, total=len(table.rows),
-                               highlight={k for k, row in enumerate(rows)
-                                          if row[0] in failing})],
-            figures=[figure],
-        )
+    def figure(self, max_groups=40, epsilon0=None, **options):
+        """The plot of the disparities, for the report and the notebook display.
+
+        Parameters
+        ----------
+        max_groups : int
+        epsilon0 : float, optional
+            As in :meth:`plot_order`.
+        **options
+            Ignored (options of other results).
+
+        Returns
+        -------
+        tuple of (str, callable)
+            The caption (:meth:`plot_caption`) and a function that draws ``plot()``.
+        """
+        gate = {} if epsilon0 is None else {"epsilon0": epsilon0}
+        return (self.plot_caption(max_groups=max_groups, **gate),
+                lambda: self.plot(max_groups=max_groups, **gate))
+
+    def confidence_interval(self, group=None) -> ConfidenceInterval:
+        """The interval the guarantee gives each group's disparity :math:`\\epsilon(G)`.
+
+        Bounds (and the rows of tilt results): the simultaneous bounds. Certificates: the
+        claim certified, e.g. :math:`(\\epsilon_0, \\infty)` for ``"greater"``, for a certified
+        group and the whole line for the others (all hold together with probability at
+        least :math:`1 - \\alpha`). Flags: the same for the flagged groups, with a false
+        coverage rate at most ``q`` (the share of false flags), and on
+        :math:`|\\epsilon(G)|` for ``"two-sided"``. Equalized odds: intervals on the worse
+        rate's absolute disparity.
+
+        Parameters
+        ----------
+        group : str, int or ndarray of bool, optional
+            A member of the collection (name, index or row mask); all groups by default.
+
+        Returns
+        -------
+        ConfidenceInterval
+            Floats for one group; arrays (one entry per group of ``names``) for all.
+        """
+        low, high = self._confidence_bounds()
+        if group is None:
+            return ConfidenceInterval(low, high)
+        j = self._position(group)
+        return ConfidenceInterval(float(low[j]), float(high[j]))
+
+    @abstractmethod
+    def _confidence_bounds(self):
+        """``(low, high)`` arrays of :meth:`confidence_interval`, one entry per group."""
+
+    def _position(self, group):
+        return list(self.names).index(group) if isinstance(group, str) else int(group)
+
+    # -- the notebook display (AuditResult._repr_html_) -------------------------------------
+    def _card_title(self):
+        return f"{type(self).__name__}: {self.key_figures()['metric'].replace('_', ' ')}"
+
+    def _card_caption(self):
+        return "Groups, " + self._order_words(self.plot_order(max_groups=len(self.names)))
+
+    def _card_order(self, table):
+        return self.display_order(table)
+
+    def _card_figure(self):
+        return self.figure(max_groups=2 * CARD_ROWS)
+
+    def _card_figure_name(self):
+        return f"{self.procedure}-plot"

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..results import ResultTable, Verdict
 from ..utils import ConfidenceInterval, import_optional
 from ._bootstrap import disparity_range, group_scales, simultaneous_bounds
-from ._protocol import BOUND_SIDES, GroupAuditResult, ResultTable, Verdict
+from ._protocol import BOUND_SIDES, GroupAuditResult
 
 #: Groups with fewer rows of the audit sample than this were measured to break the
 #: guarantee of variance-adaptive bounds (``scale="rescaled"`` with a finite ``w0``):
@@ -236,12 +237,14 @@ class GroupBoundsResult(_GroupLookup):
         return GroupBound(name, int(self.sizes[j]), float(self.estimates[j]),
                           float(self.lower[j]), float(self.upper[j]), True)
 
-    def confidence_interval(self, group, *, allow_outside=False) -> ConfidenceInterval:
+    def confidence_interval(self, group=None, *, allow_outside=False) -> ConfidenceInterval:
         """:class:`~skfair_audit.utils.ConfidenceInterval` of a group's disparity.
 
         Parameters
         ----------
-        group : str, int or ndarray of bool
+        group : str, int or ndarray of bool, optional
+            Default: every group (``lower`` and ``upper``, one entry per group of
+            ``names``).
         allow_outside : bool
             As in :meth:`bound`.
 
@@ -249,8 +252,13 @@ class GroupBoundsResult(_GroupLookup):
         -------
         ConfidenceInterval
         """
+        if group is None:
+            return ConfidenceInterval(self.lower, self.upper)
         b = self.bound(group, allow_outside=allow_outside)
         return ConfidenceInterval(b.lower, b.upper)
+
+    def _confidence_bounds(self):
+        return self.lower, self.upper
 
     def _outside_bound(self, group):
         summary = self._summary
@@ -452,6 +460,17 @@ class GroupCertificationResult(_GroupLookup):
             f"{int(self.certified.sum())}/{len(self.names)}, method={self.method!r})"
         )
 
+    def _confidence_bounds(self):
+        """The certificates as intervals: ``(epsilon0, inf)`` (``"greater"``),
+        ``(-inf, epsilon0)`` (``"less"``) or ``(-|epsilon0|, |epsilon0|)`` (``"within"``)
+        for a certified group, the whole line for the others; all hold at once with
+        probability at least ``1 - alpha``."""
+        eps = abs(self.epsilon0)
+        claim = {"greater": (self.epsilon0, np.inf), "less": (-np.inf, self.epsilon0),
+                 "within": (-eps, eps)}[self.alternative]
+        return (np.where(self.certified, claim[0], -np.inf),
+                np.where(self.certified, claim[1], np.inf))
+
     def is_certified(self, group) -> bool:
         """Certificate of a member of the collection (name, index or row mask).
 
@@ -609,6 +628,20 @@ class GroupFlagResult(_GroupLookup):
             f"/{len(self.names)})"
         )
 
+    def _confidence_bounds(self):
+        """The flags as intervals: ``(epsilon0, inf)`` (``"greater"``) or
+        ``(-inf, epsilon0)`` (``"less"``) for a flagged group, the whole line for the others;
+        for ``"two-sided"`` the intervals are on :math:`|\\epsilon(G)|`: ``(epsilon0, inf)``
+        flagged, ``[0, inf)`` not. The share of flagged groups whose interval misses is the
+        share of false flags: at most ``q`` on average (a false coverage rate)."""
+        if self.alternative == "two-sided":
+            return np.where(self.flagged, abs(self.epsilon0), 0.0), np.full(self.flagged.shape,
+                                                                              np.inf)
+        claim = {"greater": (self.epsilon0, np.inf),
+                 "less": (-np.inf, self.epsilon0)}[self.alternative]
+        return (np.where(self.flagged, claim[0], -np.inf),
+                np.where(self.flagged, claim[1], np.inf))
+
     def is_flagged(self, group) -> bool:
         """Flag of a member of the collection (name, index or row mask).
 
@@ -738,6 +771,16 @@ class EqualizedOddsResult(GroupAuditResult):
         # Without a gate the verdict names no group (bounds only).
         return ("named by the verdict: bounds only, no epsilon0 gate" if epsilon0 is None
                 else f"reaching {epsilon0:g}")
+
+    def _confidence_bounds(self):
+        """Intervals on the worse rate's :math:`\\max(|\\epsilon_{FPR}(G)|,
+        |\\epsilon_{TPR}(G)|)`: ``[0, worst_disparity]`` (bounds) or ``[0, |epsilon0|)`` for
+        a certified group and ``[0, inf)`` for the others (certificates)."""
+        if self.certified is None:
+            high = np.where(self.active, self.worst_disparity, np.inf)
+        else:
+            high = np.where(self.certified, abs(self.false_positive_rate.epsilon0), np.inf)
+        return np.zeros(len(self.names)), high
 
     @property
     def sizes(self) -> np.ndarray:

@@ -82,22 +82,16 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from .._resampling import default_batch_size
-from ..utils import (
-    PROBABILITY,
-    Interval,
-    Options,
-    html_card,
-    html_guarantee,
-    html_verdict,
-    validate_params,
-)
+from ..results import AuditResult, ResultTable, Verdict
+from ..utils import PROBABILITY, ConfidenceInterval, Interval, Options, validate_params
 from ._bootstrap import critical_value, run_bootstrap
 from ._metrics import as_array
-from ._protocol import BOUND_SIDES
+from ._protocol import BOUND_SIDES, target_words
 from ._summary import (
     ALTERNATIVES,
     BOOTSTRAP_CONSTRAINTS,
@@ -109,10 +103,14 @@ from ._tilts import TILT_SCALES, TiltBound, side_distribution, summary_sd
 
 
 @dataclass(frozen=True, eq=False)
-class RKHSBoundsResult:
+class RKHSBoundsResult(AuditResult):
     """Bounds simultaneous over all non-negative tilts of a Gaussian RKHS ball.
 
-    Query tilts with :meth:`bound`. See :func:`skfair_audit.group.rkhs_tilt_bounds`.
+    Query tilts with :meth:`bound`. See :func:`skfair_audit.group.rkhs_tilt_bounds`. The
+    result follows the shared protocol (:class:`~skfair_audit.results.AuditResult`): its
+    :meth:`table` shows the bounds of a few tilts of the ball, Gaussian bumps
+    :math:`h = k(c, \\cdot)` (RKHS norm 1) centred at audit points spread over the data;
+    every other tilt has its bound under the same guarantee, through :meth:`bound`.
 
     Attributes
     ----------
@@ -171,19 +169,114 @@ class RKHSBoundsResult:
             "or scaled to it): tilts may be chosen after looking at the data."
         )
 
-    def _repr_html_(self):
-        """A compact summary for notebooks: the calibrated critical value and its guarantee."""
-        return html_card(
-            "RKHSBoundsResult: tilts of a Gaussian RKHS ball",
-            verdict=html_verdict("bounds only", "query a tilt with bound(coef=..., "
-                                 "centers=...) or bound(values=...)."),
-            guarantee=html_guarantee(self.guarantee()),
-            key_figures={"critical value c": self.critical_value, "α (simultaneous)": self.alpha,
-                         "bounds": self.alternative, "bandwidth σ": self.bandwidth,
-                         "target θ": self.target, "audit rows": self.n,
-                         "kernel factor rank": self.rank,
-                         "resamples": self.bootstrap_distribution.size},
-        )
+    #: What a row of :meth:`table` is.
+    row_kind = "tilt"
+    #: At most this many tilts in :meth:`table`.
+    TABLE_TILTS = 10
+
+    @cached_property
+    def _rows(self):
+        """Names and :class:`TiltBound` of the tabulated bumps."""
+        centres = _spread_points(self._X, self.bandwidth, self.TABLE_TILTS)
+        names = tuple("bump at c = " + _point_words(self._X[i]) for i in centres)
+        return names, tuple(self.bound(coef=np.ones(1), centers=self._X[i:i + 1])
+                            for i in centres)
+
+    def table(self) -> ResultTable:
+        """Bounds of Gaussian bumps :math:`h = k(c, \\cdot)` centred at audit points spread
+        over the data (farthest-point order from the median point, until every audit point
+        is within one bandwidth of a centre, at most :attr:`TABLE_TILTS`), sorted by centre.
+
+        Returns
+        -------
+        ResultTable
+        """
+        names, bounds = self._rows
+        rows = tuple((name, b.effective_size, b.value, b.estimate, b.lower, b.upper)
+                     for name, b in zip(names, bounds, strict=True))
+        return ResultTable(("tilt", "effective_size", "value", "disparity", "lower", "upper"),
+                           ("tilt", "effective size", "value", "disparity", "lower", "upper"),
+                           rows)
+
+    def confidence_interval(self, *, coef=None, centers=None, values=None):
+        """Simultaneous bounds on the disparity of the tabulated tilts or of a queried one.
+
+        Parameters
+        ----------
+        coef, centers, values : array-like, optional
+            A tilt, as :meth:`bound` takes it; default: the rows of :meth:`table`.
+
+        Returns
+        -------
+        ConfidenceInterval
+            Arrays (one entry per row of :meth:`table`) without a tilt, floats with one.
+        """
+        if coef is None and values is None:
+            bounds = self._rows[1]
+            return ConfidenceInterval(np.array([b.lower for b in bounds]),
+                                      np.array([b.upper for b in bounds]))
+        return self.bound(coef=coef, centers=centers, values=values).confidence_interval()
+
+    def verdict(self, epsilon0=None) -> Verdict:
+        """Descriptive: the bounds of any tilt can be read, the whole ball has no verdict.
+
+        Parameters
+        ----------
+        epsilon0 : None
+            Refused: the bounds of the ball are read tilt by tilt (compare those of the tilts
+            of interest, :meth:`bound`, with a threshold).
+
+        Returns
+        -------
+        Verdict
+        """
+        if epsilon0 is not None:
+            raise ValueError(
+                "an RKHS audit has no verdict at a threshold epsilon0: its bounds hold for "
+                "every tilt of the ball at once but are read tilt by tilt; compare the "
+                "bounds of the tilts of interest (result.bound(...)) with epsilon0.")
+        bounds = self._rows[1]
+        excluding = sum(b.lower > 0 or b.upper < 0 for b in bounds)
+        return Verdict(False, False, "bounds only (no gate)",
+                       f"{excluding} of the {len(bounds)} tabulated tilts have bounds that "
+                       "exclude a zero disparity; query any other tilt with bound(coef=..., "
+                       "centers=...) or bound(values=...), under the same guarantee.")
+
+    def key_figures(self) -> dict:
+        """Critical value, level, side, bandwidth, target, rows, rank and resamples.
+
+        Returns
+        -------
+        dict
+        """
+        figures = {"critical value c": self.critical_value, "α (simultaneous)": self.alpha,
+                   "bounds": self.alternative, "bandwidth σ": self.bandwidth,
+                   "target θ": self.target, "audit rows": self.n,
+                   "kernel factor rank": self.rank,
+                   "resamples": self.bootstrap_distribution.size, "scale": self.scale}
+        if self.scale == "rescaled":
+            figures["refinement gap"] = self.refinement_gap
+        return figures
+
+    def describe(self, target_description=None) -> str:
+        """The ball, the target, the audit sample and the tabulated tilts, in one sentence.
+
+        Parameters
+        ----------
+        target_description : str, optional
+            What θ is, in words (e.g. "the overall coverage").
+
+        Returns
+        -------
+        str
+        """
+        return (f"Tilts of the Gaussian RKHS ball of bandwidth {self.bandwidth:g}; target "
+                f"{target_words(self.target, target_description)}; audit sample: "
+                f"{self.n:,} rows where the metric is defined; "
+                f"{len(self._rows[0])} Gaussian bumps (RKHS norm 1) tabulated.")
+
+    def _card_title(self):
+        return "RKHSBoundsResult: tilts of a Gaussian RKHS ball"
 
     def bound(self, *, coef=None, centers=None, values=None) -> TiltBound:
         """Bound for a tilt :math:`h`, given by kernel coefficients or by values.
@@ -247,6 +340,26 @@ class RKHSBoundsResult:
         return TiltBound(value, float(estimate), float(lower), float(upper),
                          float(np.sqrt(max(norm2, 0.0))), float(mass),
                          float(h.sum() ** 2 / (h**2).sum()))
+
+
+def _spread_points(X, bandwidth, k):
+    """Up to ``k`` rows of ``X`` spread over the data: farthest-point order from the row
+    nearest the median, stopping once every row is within ``bandwidth`` of one; sorted."""
+    X = _as_2d(X)
+    chosen = [int(np.argmin(((X - np.median(X, axis=0)) ** 2).sum(axis=1)))]
+    distance = ((X - X[chosen[0]]) ** 2).sum(axis=1)
+    while len(chosen) < min(k, X.shape[0]):
+        far = int(np.argmax(distance))
+        if distance[far] <= bandwidth**2:
+            break
+        chosen.append(far)
+        distance = np.minimum(distance, ((X - X[far]) ** 2).sum(axis=1))
+    return sorted(chosen, key=lambda i: tuple(X[i]))
+
+
+def _point_words(x):
+    words = [f"{v:.3g}" for v in np.atleast_1d(x)]
+    return words[0] if len(words) == 1 else "(" + ", ".join(words) + ")"
 
 
 def _as_2d(X):

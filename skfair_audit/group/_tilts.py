@@ -51,7 +51,7 @@ import numpy as np
 from ..utils import ConfidenceInterval, import_optional
 from ._bootstrap import disparity_range, simultaneous_bounds
 from ._inference import _warn_if_degenerate
-from ._protocol import GroupAuditResult
+from ._protocol import GroupAuditResult, target_words
 from ._results import bounds_verdict
 
 #: The tilt scales (``scale=``) and what ``r(w)`` is for each.
@@ -170,6 +170,29 @@ class TiltAuditResult(GroupAuditResult):
         """Tilts have no empty groups (kept for the protocol)."""
         return ()
 
+    def confidence_interval(self, tilt=None) -> ConfidenceInterval:
+        """Simultaneous bounds on the disparity of the rows' tilts, or of a queried tilt.
+
+        Parameters
+        ----------
+        tilt : str or array-like, optional
+            The name of a row of :meth:`table`, or a tilt of the class as :meth:`bound`
+            takes it; default: every row.
+
+        Returns
+        -------
+        ConfidenceInterval
+            Arrays (one entry per row) without ``tilt``, floats with it.
+        """
+        if tilt is None:
+            return ConfidenceInterval(self.lower, self.upper)
+        if isinstance(tilt, str):
+            return super().confidence_interval(tilt)
+        return self.bound(tilt).confidence_interval()
+
+    def _confidence_bounds(self):
+        return self.lower, self.upper
+
     def verdict(self, epsilon0=None):
         """Without ``epsilon0`` the bounds are descriptive; with it, the audit fails when the
         bound of some extreme tilt does not certify the requested side of ``epsilon0``
@@ -209,9 +232,7 @@ class TiltAuditResult(GroupAuditResult):
         -------
         str
         """
-        target = f"θ = {self.target:.4g}"
-        if target_description:
-            target += f" ({target_description})"
+        target = target_words(self.target, target_description)
         return (f"Metric: {self._metric_words()}; target {target}; audit sample: {self.n:,} "
                 f"rows where the metric is defined; class: {self._class_words()} "
                 f"({len(self.names)} extreme tilts shown).")

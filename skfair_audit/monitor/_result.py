@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..results import AuditResult, ResultTable, Verdict
 from ..utils import (
     CARD_ROWS,
     ConfidenceInterval,
@@ -15,7 +16,6 @@ from ..utils import (
     html_table,
     html_verdict,
     import_optional,
-    records_to_frame,
 )
 
 #: Columns of :meth:`MonitorResult.table` (key, label).
@@ -26,8 +26,13 @@ COLUMNS = (("group", "group"), ("size", "rows"), ("value", "rate"),
 
 
 @dataclass(frozen=True)
-class MonitorResult:
+class MonitorResult(AuditResult):
     """Every group's confidence sequence (CS) and flag at the current look.
+
+    It follows the shared protocol of the results
+    (:class:`~skfair_audit.results.AuditResult`): :meth:`verdict`, :meth:`table`,
+    :meth:`confidence_interval`, :meth:`guarantee`, :meth:`key_figures`, :meth:`describe`,
+    :meth:`figure` and :meth:`to_frame`.
 
     Attributes
     ----------
@@ -191,13 +196,37 @@ class MonitorResult:
             key = -np.maximum(self.disparity_low, -self.disparity_high)
         return np.lexsort((np.nan_to_num(key, nan=np.inf), since, ~self.flagged))
 
-    def table(self):
+    def verdict(self) -> Verdict:
+        """Fails when at least one group is flagged at this look.
+
+        Returns
+        -------
+        Verdict
+            ``summary`` is :meth:`verdict_summary`; ``groups`` the flagged groups in the
+            order of :meth:`order`.
+        """
+        flagged = tuple(self.names[j] for j in self.order() if self.flagged[j])
+        return Verdict(bool(flagged), True, self.verdict_summary(),
+                       f"{len(flagged)} of {len(self.names)} groups flagged"
+                       + (": " + "; ".join(flagged) + "." if flagged else "."), flagged)
+
+    def describe(self) -> str:
+        """Metric, target, looks, rows and groups, in one sentence.
+
+        Returns
+        -------
+        str
+        """
+        return (f"Metric: {self.metric.replace('_', ' ')}; target: {self.target}; "
+                f"{self.n_looks} looks, {self.n_rows:,} rows; {len(self.names)} groups.")
+
+    def table(self) -> ResultTable:
         """Rows ``(group, size, rate, disparity, CS low, CS high, flagged, since, certified,
         p-value)`` in reading order (:meth:`order`).
 
         Returns
         -------
-        tuple of tuple
+        ResultTable
         """
         rows = []
         for j in self.order():
@@ -206,17 +235,31 @@ class MonitorResult:
                          float(self.disparity_high[j]), bool(self.flagged[j]),
                          int(self.flagged_since[j]), bool(self.certified[j]),
                          float(self.pvalues[j])))
-        return tuple(rows)
+        return ResultTable(tuple(k for k, _ in COLUMNS), tuple(lb for _, lb in COLUMNS),
+                           tuple(rows))
 
-    def to_frame(self):
-        """A :class:`pandas.DataFrame` with one row per group (reading order).
+    def figure(self, max_groups=12, **options):
+        """The disparity confidence sequences over time, for the report.
+
+        Parameters
+        ----------
+        max_groups : int
+            Groups drawn (flagged first).
+        **options
+            Ignored (options of other results).
 
         Returns
         -------
-        pandas.DataFrame
+        tuple of (str, callable) or None
+            The caption and a function that draws :meth:`plot`; None before any row or
+            without groups.
         """
-        keys = [k for k, _ in COLUMNS]
-        return records_to_frame([dict(zip(keys, row, strict=True)) for row in self.table()])
+        if not len(self.names) or not self.history["rows"].size:
+            return None
+        return ("Confidence sequences of the disparities over the rows seen (flagged groups "
+                f"first, at most {max_groups} groups; dashed: the tolerance ε0). Each band "
+                "only shrinks: it is the running intersection.",
+                lambda: self.plot(max_groups=max_groups))
 
     def key_figures(self) -> dict:
         """Metric, target, level, looks and rows.
@@ -281,7 +324,7 @@ class MonitorResult:
         return ax
 
     def _repr_html_(self):
-        rows = self.table()[:CARD_ROWS]
+        rows = self.table().rows[:CARD_ROWS]
         figure = card_figure("monitor-plot", "disparity confidence sequences over time",
                              lambda: self.plot())
         return html_card(

@@ -6,8 +6,9 @@ matplotlib figures) with what was audited and how to rerun it. The section build
 :func:`monitor_section`) turn the result objects of :mod:`skfair_audit.faith`,
 :mod:`skfair_audit.group`, :mod:`skfair_audit.model_selection` and :mod:`skfair_audit.monitor`
 into sections that state each procedure's guarantee in
-plain words; :func:`group_section` takes any result of the group-result protocol
-(:class:`skfair_audit.group.GroupAuditResult`). Figures are embedded in the HTML as base64
+plain words; they talk to results only through the shared result protocol
+(:class:`skfair_audit.results.AuditResult`), and :func:`group_section` takes any result of
+it (the group results, the RKHS audit's included). Figures are embedded in the HTML as base64
 PNG, so the file opens anywhere without network access.
 """
 

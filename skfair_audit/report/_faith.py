@@ -10,6 +10,10 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
                   plot=True, conditional_on=None):
     """Section of a :class:`~skfair_audit.faith.FaithResult`: decision, bounds, moves, heat map.
 
+    Built from the result's protocol (:class:`~skfair_audit.results.AuditResult`): its
+    verdict, notes, key figures, guarantee, table (the moves of the worst-case plan) and
+    figure (the heat map), plus the table of its fair metric's free directions.
+
     Parameters
     ----------
     result : FaithResult
@@ -35,24 +39,19 @@ def faith_section(result, *, title="Individual fairness: FaiTH audit", key="fait
     if verdict.gated:
         paragraphs.append(verdict.details)
     paragraphs.extend(result.notes())
-    moves = result.moves()[:max_moves]
+    moves = result.table()
     tables = _metric_tables(result)
-    if moves:
+    if moves.rows:
         tables.append(Table(
-            f"Largest moves of the worst-case plan (of {len(result.moves())}): who would be "
-            "treated worse in another cell",
-            ("from cell", "to cell", "individuals moved", "mass"),
-            tuple((m["from_cell"], m["to_cell"], round(m["count"], 1), m["mass"]) for m in moves),
+            f"Largest moves of the worst-case plan (of {len(moves.rows)}): who would be "
+            "treated worse in another cell", moves.labels,
+            tuple((source, target, round(count, 1), mass)
+                  for source, target, count, mass in moves.rows[:max_moves]),
         ))
     figures = []
-    if plot and result.cell_features is not None:
-        figures.append(Figure.draw(
-            f"{key}_heatmap",
-            "Adversarial heat map: change in counts n(Q − f_n) per cell, one panel per label. "
-            "Red cells gain individuals under the worst case (the model errs there), blue "
-            "cells lose them.",
-            lambda: result.plot(rows=heatmap_rows, columns=heatmap_columns),
-        ))
+    shown = result.figure(rows=heatmap_rows, columns=heatmap_columns) if plot else None
+    if shown is not None:
+        figures.append(Figure.draw(f"{key}_heatmap", *shown))
     guarantee = result.guarantee() + (f" {conditional_on}" if conditional_on else "")
     return Section(key=key, title=title, guarantee=guarantee,
                    paragraphs=tuple(paragraphs), summary=result.key_figures(),

@@ -5,10 +5,6 @@ from __future__ import annotations
 from ..utils import can_plot as _can_plot
 from ._report import Figure, Section, Table
 
-#: Columns of the monitoring table.
-_LABELS = ("group", "rows", "rate", "disparity", "CS low", "CS high", "flagged",
-           "flagged since look", "certified", "anytime p-value")
-
 
 def monitor_section(result, *, title="Monitoring", key="monitoring", description="",
                     max_groups=12, plot=True):
@@ -17,6 +13,8 @@ def monitor_section(result, *, title="Monitoring", key="monitoring", description
     States the guarantee of the confidence sequences (and of the e-BH flags), tabulates every
     group at the current look (flagged groups first, earliest flag first) and, when
     matplotlib is installed, plots the disparity confidence sequences over the rows seen.
+    The section is built from the result's protocol
+    (:class:`~skfair_audit.results.AuditResult`).
 
     Parameters
     ----------
@@ -32,20 +30,15 @@ def monitor_section(result, *, title="Monitoring", key="monitoring", description
     Section
     """
     paragraphs = [description] if description else []
-    paragraphs.append(
-        f"Metric: {result.metric.replace('_', ' ')}; target: {result.target}; "
-        f"{result.n_looks} looks, {result.n_rows:,} rows; {len(result.names)} groups. "
-        + result.verdict_summary() + ".")
+    paragraphs.append(f"{result.describe()} {result.verdict().summary}.")
+    shown = result.figure(max_groups=max_groups)
     figures = ()
-    if _can_plot(plot) and len(result.names) and result.history["rows"].size:
-        figures = (Figure.from_matplotlib(
-            f"{key}_plot",
-            "Confidence sequences of the disparities over the rows seen (flagged groups "
-            f"first, at most {max_groups} groups; dashed: the tolerance ε0). Each band only "
-            "shrinks: it is the running intersection.",
-            result.plot(max_groups=max_groups)),)
+    if _can_plot(plot) and shown is not None:
+        caption, draw = shown
+        figures = (Figure.from_matplotlib(f"{key}_plot", caption, draw()),)
+    table = result.table()
     return Section(key=key, title=title, guarantee=result.guarantee(),
                    paragraphs=tuple(paragraphs), summary=result.key_figures(),
-                   tables=(Table("Groups at the current look, flagged first", _LABELS,
-                                 result.table()),),
+                   tables=(Table("Groups at the current look, flagged first", table.labels,
+                                 table.rows),),
                    figures=figures)

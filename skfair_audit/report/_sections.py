@@ -7,7 +7,6 @@ Each builder states the procedure's guarantee in plain words, tabulates the resu
 
 from __future__ import annotations
 
-from ..group import GroupAuditResult
 from ..model_selection import (
     SELECTION_COLUMNS,
     plot_tradeoff,
@@ -16,6 +15,7 @@ from ..model_selection import (
     selection_table,
     selection_verdict,
 )
+from ..results import AuditResult
 from ._report import Figure, Section, Table
 
 
@@ -41,21 +41,25 @@ def data_section(summary, *, title="Data", paragraphs=(), tables=(), key="data")
 
 def group_section(result, *, title="Group fairness", key="group", description="",
                   target_description=None, max_groups=40, plot=True, epsilon0=None):
-    """Section of a group audit result (bounds, certificates, flags, equalized odds).
+    """Section of a group audit result (bounds, certificates, flags, equalized odds, tilts).
 
     The section is built from the result's protocol
-    (:class:`~skfair_audit.group.GroupAuditResult`): its guarantee in words, its key
-    figures, its verdict and its table of groups.
+    (:class:`~skfair_audit.results.AuditResult`): its guarantee in words, its key figures,
+    its description, its verdict, its table and its figure. Any result of the protocol is
+    accepted: those of :mod:`skfair_audit.group` (including
+    :class:`~skfair_audit.group.RKHSBoundsResult`, whose table shows a few tilts of the
+    ball), and the others.
 
     Parameters
     ----------
-    result : GroupAuditResult
-        Any result of :mod:`skfair_audit.group` but the RKHS one.
+    result : AuditResult
+        Any result of :mod:`skfair_audit.group`, or of the shared protocol.
     title, key : str
     description : str
         What was audited, in plain words.
     target_description : str, optional
-        What θ is (e.g. "the PPV of Caucasian defendants").
+        What θ is (e.g. "the PPV of Caucasian defendants"), for results whose
+        ``describe`` takes it (the group results).
     max_groups : int
         Groups shown in the plot: the ones the verdict names first (see
         :meth:`~skfair_audit.group.GroupAuditResult.plot_order`).
@@ -68,28 +72,34 @@ def group_section(result, *, title="Group fairness", key="group", description=""
     -------
     Section
     """
-    if not isinstance(result, GroupAuditResult):
+    if not isinstance(result, AuditResult):
         raise TypeError(
-            "group_section takes a group audit result (a GroupAuditResult: bounds, "
-            f"certificates, flags or equalized odds), got {type(result).__name__}."
+            "group_section takes an audit result (a skfair_audit.results.AuditResult, e.g. "
+            "a GroupAuditResult: bounds, certificates, flags, equalized odds or tilts), got "
+            f"{type(result).__name__}."
         )
     table = result.table()
     n_groups = len(table.rows)
-    metric = result.key_figures()["metric"].replace("_", " ")
+    figures_of_audit = result.key_figures()
+    metric = figures_of_audit.get("metric", "").replace("_", " ")
     paragraphs = [description] if description else []
-    paragraphs.append(result.describe(target_description))
+    described = (result.describe(target_description) if target_description is not None
+                 else result.describe())
+    paragraphs.extend(p for p in (described,) if p)
     gate = {"epsilon0": epsilon0} if epsilon0 is not None else {}
     paragraphs.append(result.verdict(**gate).details)
+    paragraphs.extend(result.notes())
     figures = ()
-    if plot and n_groups:
-        figures = (Figure.draw(
-            f"{key}_plot",
-            f"{metric}: " + result.plot_caption(max_groups=max_groups, **gate),
-            lambda: result.plot(max_groups=max_groups, **gate),
-        ),)
+    shown = result.figure(max_groups=max_groups, **gate) if plot and n_groups else None
+    if shown is not None:
+        caption, draw = shown
+        figures = (Figure.draw(f"{key}_plot", f"{metric}: {caption}" if metric else caption,
+                               draw),)
+    caption = (f"{metric} by {result.row_kind}" if metric
+               else f"{result.row_kind[:1].upper()}{result.row_kind[1:]}s")
     return Section(key=key, title=title, guarantee=result.guarantee(),
-                   paragraphs=tuple(paragraphs), summary=result.key_figures(),
-                   tables=(Table(f"{metric} by group", table.labels, table.rows),),
+                   paragraphs=tuple(paragraphs), summary=figures_of_audit,
+                   tables=(Table(caption, table.labels, table.rows),),
                    figures=figures)
 
 
