@@ -93,6 +93,71 @@ def child_synthetic(n):
     }
 
 
+def _partition(index, rows):
+    """Audit rows of one partition of the scale-out trail (seeded by its index)."""
+    import pandas as pd
+
+    X, y = _draw(rows, 1000 + index)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    frame["y"] = y
+    return frame
+
+
+def child_dask(total):
+    """10^7 rows in partitions on a 2-worker LocalCluster against the in-memory audit."""
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+    from distributed import Client, LocalCluster
+    from sklearn.linear_model import LogisticRegression
+
+    from skfair_audit.faith import FaithAuditor
+    from skfair_audit.scale import partitioned_faith_audit
+
+    partition_rows = min(500_000, total // 4)
+    n_parts = total // partition_rows
+    X_ref, y_ref = _draw(N_REFERENCE, 0)
+    columns = [f"x{j}" for j in range(X_ref.shape[1])]
+    auditor = FaithAuditor(LogisticRegression(), protected=["x0"],
+                           metric="protected_euclidean", epsilon=0.05,
+                           n_resamples=N_RESAMPLES, random_state=0, memory_limit="20GiB")
+    auditor.fit(pd.DataFrame(X_ref, columns=columns), y_ref)
+    meta = _partition(0, 2).iloc[:0]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster):
+        parts = [dask.delayed(_partition)(i, partition_rows) for i in range(n_parts)]
+        trail = dd.from_delayed(parts, meta=meta).persist()
+        subset_parts = max(1, 1_000_000 // partition_rows)
+        subset = trail.partitions[:subset_parts]
+        local = subset.compute()
+        start = time.perf_counter()
+        in_memory = auditor.audit(local.drop(columns=["y"]), local["y"].to_numpy())
+        in_memory_seconds = time.perf_counter() - start
+        on_dask = partitioned_faith_audit(subset, auditor, label="y")
+        identical = bool(
+            on_dask.statistic == in_memory.statistic
+            and on_dask.upper_bound == in_memory.upper_bound
+            and on_dask.lower_bound == in_memory.lower_bound
+            and np.array_equal(on_dask.bootstrap_distribution,
+                               in_memory.bootstrap_distribution))
+        start = time.perf_counter()
+        full = partitioned_faith_audit(trail, auditor, label="y")
+        dask_seconds = time.perf_counter() - start
+    per_row_memory = in_memory_seconds / len(local)
+    per_row_dask = dask_seconds / total
+    return {
+        "rows": total, "partitions": n_parts, "partition_rows": partition_rows,
+        "workers": 2, "subset_rows": len(local), "bit_identical_on_subset": identical,
+        "in_memory_seconds": in_memory_seconds, "dask_seconds": dask_seconds,
+        "rows_per_second_in_memory": 1 / per_row_memory,
+        "rows_per_second_dask": 1 / per_row_dask,
+        "throughput_ratio": per_row_dask / per_row_memory,
+        "statistic": full.statistic, "confidence_interval": [full.lower_bound,
+                                                             full.upper_bound],
+        "n_cells": full.n_cells, "peak_gib": _peak_gib(),
+    }
+
+
 def child_adult(_):
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -122,7 +187,7 @@ def child_adult(_):
             "statistic": result.statistic}
 
 
-CHILDREN = {"synthetic": child_synthetic, "adult": child_adult}
+CHILDREN = {"synthetic": child_synthetic, "adult": child_adult, "dask": child_dask}
 
 
 def run_child(kind, n):

@@ -11,6 +11,7 @@ from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils import ClassifierTags
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory, parse_memory_limit
@@ -52,7 +53,12 @@ from ._sample_space import (
     move_groups,
     reference_moves,
 )
-from ._solver import combine_moves, dense_transport_bytes, prepare_transport
+from ._solver import (
+    assemble_problem,
+    combine_moves,
+    dense_transport_bytes,
+    prepare_transport,
+)
 
 __all__ = ["FaithAuditor"]
 
@@ -63,6 +69,11 @@ METRICS = ("sensitive_subspace", "protected_euclidean", "euclidean")
 #: The transport budget of the API and of the command line: only free moves (changes of the
 #: protected attributes, and of what the fair metric deems equivalent to them).
 DEFAULT_EPSILON = 0.0
+
+
+#: Distinct audit rows per chunk of the audit on a reference set: the chunks are its
+#: parallel tasks, fixed by the audit rows alone so that results do not depend on ``n_jobs``.
+REFERENCE_CHUNK = 2**18
 
 
 def _is_memory_limit(value):
@@ -760,27 +771,62 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
 
     def _reference_cells_problem(self, summary):
         """Cells, counts and transport problem of an :class:`AuditRows` summary, or None
-        when the metric is not a linear map (no points to search)."""
+        when the metric is not a linear map (no points to search).
+
+        Built in chunks of ``REFERENCE_CHUNK`` consecutive distinct audit rows, in parallel
+        (``n_jobs``, any joblib backend, e.g. Dask's): each chunk is audited against the whole
+        reference set and its own twins, then the chunks' rows are put side by side. The
+        chunks depend on the summary alone, so the problem is the same bits for any
+        ``n_jobs``, backend, or partitioning of the audit trail.
+        """
         reference = self._reference_space()
-        audit, audit_labels, counts = summary.rows, summary.labels, summary.counts
+        if metric_points(self.metric_, reference.encode_feature_cells()) is None:
+            return None
+        audit, audit_labels = summary.rows, summary.labels
         positions = self._check_protected(reference.feature_names)
         combinations = np.array(list(itertools.product(
             *(self.protected_levels_[name] for name in self._protected()))), dtype=np.float64
         ).reshape(-1, len(positions))
-        twins, owner = counterfactual_twins(audit, positions, combinations)
-        cells = ReferenceCells(reference, audit, audit_labels, twins, owner)
-        if self.max_cells is not None and cells.n_cells > self.max_cells:
+        at_levels = np.ones(audit.shape[0], dtype=bool)
+        for name, j in zip(self._protected(), positions, strict=True):
+            at_levels &= np.isin(audit[:, j], self.protected_levels_[name])
+        n_cells = (reference.n_cells + audit.shape[0]
+                   + audit.shape[0] * combinations.shape[0] - int(at_levels.sum()))
+        if self.max_cells is not None and n_cells > self.max_cells:
             raise ValueError(
-                f"the audit on the reference set has K = {cells.n_cells:,} cells, more than "
+                f"the audit on the reference set has K = {n_cells:,} cells, more than "
                 f"max_cells={self.max_cells:,}; raise max_cells or audit fewer rows."
             )
+        reference_loss = self._cell_loss(reference)
+        starts = range(0, audit.shape[0], REFERENCE_CHUNK)
+        tasks = [(reference, reference_loss, audit[a:a + REFERENCE_CHUNK],
+                  audit_labels[a:a + REFERENCE_CHUNK], combinations) for a in starts]
+        if len(tasks) == 1:
+            # One chunk, in this process: its nearest-neighbour queries take the threads
+            # (the same answers).
+            chunks = [self._reference_chunk(*tasks[0], effective_n_jobs(self.n_jobs))]
+        else:
+            chunks = Parallel(n_jobs=self.n_jobs)(
+                delayed(self._reference_chunk)(*task, 1) for task in tasks)
+        return self._join_chunks(reference, reference_loss, summary, chunks)
+
+    def _reference_chunk(self, reference, reference_loss, audit, audit_labels, combinations,
+                         workers):
+        """The transport problem of some distinct audit rows on the reference set, in the
+        chunk's own cells (the reference cells, these rows, their twins)."""
+        positions = self._check_protected(reference.feature_names)
+        twins, owner = counterfactual_twins(audit, positions, combinations)
+        cells = ReferenceCells(reference, audit, audit_labels, twins, owner)
         points = metric_points(self.metric_, cells.features)
         if points is None:
-            return None
+            raise ValueError(
+                f"the fair metric {type(self.metric_).__name__} is a linear map on the "
+                "reference cells but not on the audit rows."
+            )
         coordinates, point_of_row, exponent = points
         audited = np.concatenate([audit, twins])
         loss = np.concatenate([
-            self._cell_loss(reference),
+            reference_loss,
             self._loss(reference.query_frame(rows=audited), np.arange(audited.shape[0]),
                        self.classes_[cells.label_index[reference.n_cells:]]),
         ])
@@ -807,11 +853,54 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         settled = to_twins.base_gain[rows] >= best[groups[rows]] - loss[rows]
         to_others = prepare_metric_transport(
             loss, coordinates, groups=groups, destinations=np.arange(reference.n_cells),
-            unsearched=rows[settled], workers=effective_n_jobs(self.n_jobs), **common,
+            unsearched=rows[settled], workers=workers, **common,
         )
-        all_counts = np.zeros(cells.n_cells, dtype=np.int64)
-        all_counts[rows] = counts
-        return cells, all_counts, combine_moves(to_others, to_twins)
+        return twins, owner, loss[reference.n_cells:], combine_moves(to_others, to_twins)
+
+    def _join_chunks(self, reference, reference_loss, summary, chunks):
+        """The cells, counts and problem of all audit rows from their chunks' problems."""
+        n_ref, n_audit = reference.n_cells, summary.rows.shape[0]
+        sizes = [REFERENCE_CHUNK] * (len(chunks) - 1) + [
+            n_audit - REFERENCE_CHUNK * (len(chunks) - 1)]
+        audit_start = np.cumsum([0, *sizes])[:-1]
+        twin_sizes = [chunk[0].shape[0] for chunk in chunks]
+        twin_start = np.cumsum([0, *twin_sizes])[:-1]
+        cells = ReferenceCells(
+            reference, summary.rows, summary.labels,
+            np.concatenate([chunk[0] for chunk in chunks]),
+            np.concatenate([chunk[1] + a for chunk, a in zip(chunks, audit_start,
+                                                             strict=True)]),
+        )
+        loss = np.concatenate([reference_loss]
+                              + [chunk[2][:size] for chunk, size in zip(chunks, sizes,
+                                                                        strict=True)]
+                              + [chunk[2][size:] for chunk, size in zip(chunks, sizes,
+                                                                        strict=True)])
+        base_gain = np.zeros(cells.n_cells)
+        base_destination = np.arange(cells.n_cells, dtype=np.intp)
+        parts = []
+        for (_, _, _, problem), size, a, t in zip(chunks, sizes, audit_start, twin_start,
+                                                   strict=True):
+
+            def to_global(index, size=size, a=a, t=t):
+                # Chunk cells: reference, its audit rows, its twins -> the same in all rows.
+                index = np.asarray(index, dtype=np.intp)
+                audit = (index >= n_ref) & (index < n_ref + size)
+                twin = index >= n_ref + size
+                return np.where(audit, index + a,
+                                np.where(twin, index - size + n_audit + t, index))
+
+            own = np.arange(n_ref, n_ref + size)
+            base_gain[own + a] = problem.base_gain[own]
+            base_destination[own + a] = to_global(problem.base_destination[own])
+            parts.append({"row": to_global(problem.segment_row),
+                          "source": to_global(problem.segment_source),
+                          "target": to_global(problem.segment_target),
+                          "cost": problem.segment_cost, "gain": problem.segment_gain})
+        counts = np.zeros(cells.n_cells, dtype=np.int64)
+        counts[cells.audit_cells] = summary.counts
+        return cells, counts, assemble_problem(loss, base_gain, base_destination, parts,
+                                               support=cells.audit_cells)
 
     def _warn_unseen_levels(self, values):
         """Warn when audit rows hold protected levels not seen in fit (audited, but no one

@@ -234,6 +234,8 @@ def test_rows_settled_by_their_twins_are_not_searched_and_change_nothing(monkeyp
     """A row whose twin already errs for free is left out of the reference search; the
     problem's bases, segments and value are the ones built with every row searched, bit for
     bit, and the search's threads do not matter either."""
+    from joblib import parallel_config
+
     import skfair_audit.faith._auditor as auditor_module
 
     rng = np.random.default_rng(11)
@@ -252,7 +254,8 @@ def test_rows_settled_by_their_twins_are_not_searched_and_change_nothing(monkeyp
             return _build(*args, **kwargs)
 
         monkeypatch.setattr(auditor_module, "prepare_metric_transport", search_all)
-        _, _, full = auditor.set_params(n_jobs=2)._audit_problem(X, y)
+        with parallel_config(backend="threading"):  # the patch holds in threads
+            _, _, full = auditor.set_params(n_jobs=2)._audit_problem(X, y)
         monkeypatch.undo()
         if loss == "zero_one":
             assert searched[0] > 0  # the model uses the protected attribute: twins flip
@@ -282,3 +285,39 @@ def test_hull_vertices_of_a_row_do_not_depend_on_the_other_rows():
     np.testing.assert_array_equal(part_rows, rows[mine])
     np.testing.assert_array_equal(part_cost, cost[mine])
     np.testing.assert_array_equal(part_gain, gain[mine])
+
+
+def test_chunks_change_nothing_but_rounding_and_nothing_with_n_jobs(monkeypatch):
+    """Many chunks: the same audit up to rounding as one chunk (a chunk's points come from
+    its own matrix products), and the same bits for any n_jobs, backend or partitioning."""
+    from joblib import parallel_config
+
+    import skfair_audit.faith._auditor as auditor_module
+    from skfair_audit.scale import partitioned_faith_audit
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(13)
+    model = _model(rng)
+    training = _draw(rng, 300)
+    X, y = _draw(rng, 900)
+    kwargs = dict(protected=[0], metric="protected_euclidean", epsilon=0.05, n_resamples=80,
+                  random_state=5, loss="log_loss")
+    whole = FaithAuditor(model, **kwargs).fit(*training).audit(X, y)
+    monkeypatch.setattr(auditor_module, "REFERENCE_CHUNK", 100)
+    auditor = FaithAuditor(model, **kwargs).fit(*training)
+    chunked = auditor.audit(X, y)
+    assert chunked.n_cells == whole.n_cells
+    assert chunked.statistic == pytest.approx(whole.statistic, rel=1e-12)
+    assert chunked.upper_bound == pytest.approx(whole.upper_bound, rel=1e-12)
+    for backend in ("loky", "threading"):
+        with parallel_config(backend=backend):
+            parallel = FaithAuditor(model, n_jobs=2, **kwargs).fit(*training).audit(X, y)
+        assert parallel.statistic == chunked.statistic
+        np.testing.assert_array_equal(parallel.bootstrap_distribution,
+                                      chunked.bootstrap_distribution)
+    frame = pd.DataFrame(X).assign(label=y)
+    parts = [frame.iloc[i:i + 250] for i in range(0, 900, 250)]
+    partitioned = partitioned_faith_audit(parts[::-1], auditor, label="label")
+    assert partitioned.statistic == chunked.statistic
+    np.testing.assert_array_equal(partitioned.bootstrap_distribution,
+                                  chunked.bootstrap_distribution)
