@@ -41,8 +41,15 @@ from ._summary import (
     AuditSummary,
 )
 
+class _Required:
+    """The default of a required parameter (no default)."""
+
+    def __repr__(self):
+        return "REQUIRED"
+
+
 #: The default of a required parameter.
-REQUIRED = inspect.Parameter.empty
+REQUIRED = _Required()
 
 #: Parameters that build the audit summary (the rest go to the implementation).
 DATA_PARAMETERS = ("metric", "target", "pos_label")
@@ -56,7 +63,7 @@ class Parameter:
     ----------
     name : str
     default : object, default=REQUIRED
-        :data:`REQUIRED` (``inspect.Parameter.empty``) for a required parameter.
+        ``REQUIRED`` (``skfair_audit.group.REQUIRED``) for a required parameter.
     constraints : list or None
         Admissible values (:class:`~skfair_audit.utils.Interval`,
         :class:`~skfair_audit.utils.Options`, ``None``, ...), checked at every call; None:
@@ -144,6 +151,41 @@ ROWS = (
     Parameter("groups", REQUIRED, None, "GroupCollection, DataFrame, mapping or 1-D array",
               "The collection, or the sensitive features whose intersections are the groups."),
 )
+
+
+_COMMON = {p.name: (p,) for p in (METRIC, TARGET_PARAMETER, POS_LABEL, ALPHA, EPSILON0,
+                                   *SCALING, *BOOTSTRAP)}
+_COMMON.update(scaling=SCALING, bootstrap=BOOTSTRAP)
+
+
+def common_parameters(*names) -> tuple:
+    """The shared parameter declarations, to build a new procedure's ``parameters``.
+
+    ``"metric"``, ``"target"``, ``"pos_label"`` (the data parameters, which build the
+    :class:`AuditSummary`), ``"alpha"``, ``"epsilon0"``, ``"scale"``, ``"p_star"``, ``"w0"``
+    and ``"n_resamples"`` ... ``"verbose"`` one by one, or the groups ``"scaling"`` (scale,
+    p_star, w0) and ``"bootstrap"`` (n_resamples, batch_size, random_state, n_jobs,
+    verbose), with the constraints, defaults and documentation of the built-in procedures.
+
+    Parameters
+    ----------
+    *names : str
+
+    Returns
+    -------
+    tuple of Parameter
+
+    Examples
+    --------
+    >>> [p.name for p in common_parameters("metric", "target", "alpha")]
+    ['metric', 'target', 'alpha']
+    >>> len(common_parameters("bootstrap"))
+    5
+    """
+    unknown = [n for n in names if n not in _COMMON]
+    if unknown:
+        raise ValueError(f"no common parameter {unknown}; choose among {', '.join(_COMMON)}.")
+    return tuple(p for n in names for p in _COMMON[n])
 
 
 # -- generated functions ---------------------------------------------------------------------
@@ -242,7 +284,8 @@ def make_function(name, *, positional, parameters, body, doc, module, qualname=N
     parameters = tuple(parameters)
     signature = inspect.Signature(
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in positional]
-        + [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
+        + [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY,
+                             default=inspect.Parameter.empty if p.required else p.default)
            for p in parameters],
         return_annotation=returns)
     constraints = {p.name: p.constraints for p in parameters if p.constraints is not None}
@@ -466,7 +509,7 @@ def signature_parameters(function) -> tuple:
     -------
     tuple of Parameter
     """
-    return tuple(Parameter(p.name, p.default) for p in
+    return tuple(Parameter(p.name, REQUIRED if p.default is p.empty else p.default) for p in
                  inspect.signature(function).parameters.values()
                  if p.kind is inspect.Parameter.KEYWORD_ONLY)
 
@@ -568,20 +611,23 @@ def register_procedure(procedure):
 
     Examples
     --------
-    >>> from skfair_audit.group import (AuditSummary, GroupBoundsResult, Procedure,
-    ...                                 register_procedure, unregister_procedure)
-    >>> def mean_shift(summary, *, shift=0.0):
-    ...     bounds = summary.certify_bounds(alternative="lower", n_resamples=100,
-    ...                                     random_state=0)
-    ...     return bounds  # a real procedure computes its own result here
-    >>> toy = Procedure("toy", "toy_bounds", "Toy bounds.", GroupBoundsResult,
-    ...                 (Parameter("shift", 0.0, None, "float", "A shift."),),
-    ...                 compute=mean_shift)
-    >>> toy_bounds = register_procedure(toy)
-    >>> hasattr(AuditSummary, "toy_bounds")
-    True
-    >>> unregister_procedure("toy")
-    >>> hasattr(AuditSummary, "toy_bounds")
+    >>> from skfair_audit.group import (AuditSummary, GroupBoundsResult, Parameter,
+    ...                                 Procedure, register_procedure, unregister_procedure)
+    >>> def lower_bounds(summary, *, alpha):  # the math: here, the built-in lower bounds
+    ...     return summary.certify_bounds(alternative="lower", alpha=alpha,
+    ...                                   n_resamples=100, random_state=0)
+    >>> declaration = Procedure(
+    ...     "lower", "lower_bounds", "Lower bounds on every group's disparity.",
+    ...     GroupBoundsResult,
+    ...     (*common_parameters("metric", "target"),
+    ...      Parameter("alpha", 0.1, None, "float", "Error level."),
+    ...      *common_parameters("pos_label")),
+    ...     compute=lower_bounds)
+    >>> lower_bounds_function = register_procedure(declaration)
+    >>> "lower" in registered_procedures(), hasattr(AuditSummary, "lower_bounds")
+    (True, True)
+    >>> unregister_procedure("lower")
+    >>> hasattr(AuditSummary, "lower_bounds")
     False
     """
     if isinstance(procedure, TiltClass):
