@@ -272,7 +272,7 @@ def _run_group(args, argv=()) -> int:
     procedure = args.procedure or ("bounds" if args.tilts else "flag")
     declaration = get_procedure(procedure)
     alternative = args.alternative or declaration.default_alternative
-    if alternative not in declaration.alternatives:
+    if declaration.alternatives and alternative not in declaration.alternatives:
         raise UserError(
             f"--alternative {alternative!r} is not valid with --procedure {procedure}; "
             f"choose one of {', '.join(declaration.alternatives)}."
@@ -311,6 +311,7 @@ def _run_group(args, argv=()) -> int:
         audited = {"non-empty groups audited": n_active, "empty groups (left out)": empty}
     if not hasattr(result, "verdict"):
         return _print_calibration(args, result, alternative, epsilon0)
+    alternative = getattr(result, "alternative", alternative)
     verdict = result.verdict(epsilon0)
     code = EXIT_UNFAIR if verdict.unfair else EXIT_PASS
     progress("done")

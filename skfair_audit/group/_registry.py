@@ -523,7 +523,7 @@ class TiltClass:
     name : str
         ``groups=`` of the estimator, ``--tilts`` of the command line.
     function : callable
-        ``function(y, y_pred, **covariates, **options) -> result``.
+        ``function(y=y, y_pred=y_pred, **covariates, **options) -> result``.
     n_covariates : tuple of int
         How many covariates the class takes.
     covariates : callable
@@ -583,7 +583,7 @@ class TiltClass:
         """
         self.check_covariates(len(columns))
         options = resolve_options(self.name, self.parameters, given)
-        return self.function(y, y_pred, **self.covariates(names, columns), **options)
+        return self.function(y=y, y_pred=y_pred, **self.covariates(names, columns), **options)
 
 
 # -- the registry ------------------------------------------------------------------------------

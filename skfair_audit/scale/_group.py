@@ -430,7 +430,7 @@ def partitioned_function(procedure):
     bootstrap_names = set(BOOTSTRAP_CONSTRAINTS)
     options = [p for p in procedure.parameters
                if p.name not in bootstrap_names and p.name not in procedure.partitioned_fixed]
-    cut = next(i for i, p in enumerate(options) if p.name == "pos_label") + 1
+    cut = next((i + 1 for i, p in enumerate(options) if p.name == "pos_label"), len(options))
     parameters = (*_TRAIL_PARAMETERS, *options[:cut], *_COLLECTION_PARAMETERS,
                   *(_PARTITIONED_BOOTSTRAP if procedure.bootstrap else ()), _VERBOSE)
     fixed = dict(procedure.partitioned_fixed)
