@@ -95,7 +95,7 @@ BOUNDS = Procedure(
     :math:`\sup_G |T_b(G)|/s_G`. The rescaled :math:`s_G = \max(P_n(G), p^*)^{3/2}
     \sigma_G` gives CLT-width bounds :math:`c \sigma_G / \sqrt{P_n(G)}` for groups above
     :math:`p^*`; ``scale="unscaled"`` (:math:`s_G = 1`) gives widths :math:`c/P_n(G)^2`.
-""",
+    """,
     references=CHERIAN_CANDES,
     returns="Simultaneous bounds, with the bootstrap distribution of the supremum.",
     examples={
@@ -177,7 +177,7 @@ THRESHOLD = Procedure(
     is enumerated in the bootstrap. ``method="auto"`` uses it whenever it applies (it takes
     the supremum over *all* grid intervals of the allowed length, a superset when groups were
     dropped by ``min_size``, so it is then not chosen automatically).
-""",
+    """,
     references=CHERIAN_CANDES,
     returns="Certificates valid simultaneously, with the bounds that decide them.",
     examples={
@@ -247,7 +247,7 @@ FLAG = Procedure(
     Benjamini–Hochberg at level ``q`` then flags groups. FDR control is proved for disjoint
     groups, or binary metrics with overlapping groups (one-sided nulls, known target); it is
     unproved for two-sided nulls.
-""",
+    """,
     references=CHERIAN_CANDES,
     returns="P-values, Benjamini–Hochberg adjusted p-values and flags.",
     bootstrap=False,
