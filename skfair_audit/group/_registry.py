@@ -41,6 +41,7 @@ from ._summary import (
     AuditSummary,
 )
 
+
 class _Required:
     """The default of a required parameter (no default)."""
 
