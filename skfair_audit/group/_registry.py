@@ -26,6 +26,7 @@ math), :func:`unregister_procedure` removes it, :func:`get_procedure` and
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -641,6 +642,9 @@ def register_procedure(procedure):
     if procedure.name in _PROCEDURES or procedure.name in _TILTS:
         raise ValueError(f"a procedure named {procedure.name!r} is registered already.")
     taken = {p.function_name for p in _PROCEDURES.values()}
+    package = sys.modules.get(__package__)  # partly initialised while it registers its own
+    if package is not None:
+        taken.update(vars(package))
     if procedure.function_name in taken or (
             procedure.on_summary and hasattr(AuditSummary, procedure.function_name)):
         raise ValueError(f"the name {procedure.function_name!r} is taken.")

@@ -184,8 +184,37 @@ def test_registry_refuses_clashes_and_bad_declarations(toy):
                       compute=shifted_lower_bounds)
     with pytest.raises(ValueError, match="is taken"):
         register_procedure(clash)
+    with pytest.raises(ValueError, match="is taken"):
+        register_procedure(Procedure("boxes", "boxes", "X.", GroupBoundsResult, (),
+                                     compute=shifted_lower_bounds))
     with pytest.raises(ValueError, match="unknown procedure 'nope'"):
         get_procedure("nope")
+
+
+def test_declared_options_without_an_estimator_parameter_are_reachable(trail, tmp_path,
+                                                                       capsys):
+    """``procedure_params`` / ``--procedure-param``: e.g. ``method`` of ``threshold``."""
+    direct = group.certify_threshold(trail.y, trail.y_pred, trail[["g"]], metric="error_rate",
+                                     epsilon0=0.0, method="enumeration", n_resamples=100,
+                                     random_state=0)
+    auditor = GroupDisparityAuditor(FrozenEstimator(_Column().fit(trail, trail.y)),
+                                    metric="error_rate", procedure="threshold",
+                                    protected=["g"], n_resamples=100, random_state=0,
+                                    procedure_params={"method": "enumeration"})
+    res = auditor.fit(trail, trail.y).audit(trail, trail.y)
+    assert res.method == "enumeration"
+    np.testing.assert_array_equal(res.lower, direct.lower)
+    with pytest.raises(ValueError, match="parameters of the estimator"):
+        auditor.set_params(procedure_params={"alpha": 0.2}).fit(trail, trail.y)
+    path = tmp_path / "trail.csv"
+    trail.to_csv(path, index=False)
+    assert main(["group", str(path), "--label", "y", "--prediction", "y_pred", "--protected",
+                 "g", "--metric", "error_rate", "--procedure", "threshold", "--n-resamples",
+                 "100", "--random-state", "0", "--procedure-param", "method=enumeration",
+                 "--json", "--quiet"]) in (0, 1)
+    payload = json.loads(capsys.readouterr().out)
+    np.testing.assert_allclose([row["lower"] for row in payload["groups"]], direct.lower,
+                               rtol=1e-12)
 
 
 def test_registry_left_clean_and_procedure_gone_everywhere(trail):
