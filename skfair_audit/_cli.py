@@ -90,9 +90,25 @@ def _add_demo(sub):
     demo.set_defaults(handler=_run_demo)
 
 
-def _add_group(sub):
-    from .group._summary import ALTERNATIVES, DEFAULT_ALTERNATIVES
+def procedure_param(text):
+    """A ``--procedure-param NAME=VALUE`` option: an option of the procedure or tilt class
+    that has no option of its own (the value is read as an int, a float, or kept as text)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    for kind in (int, float):
+        try:
+            return name, kind(value)
+        except ValueError:
+            pass
+    return name, value
 
+
+def _add_group(sub):
+    from .group import get_procedure, registered_procedures
+
+    procedures = registered_procedures("summary")
+    tilts = registered_procedures("tilts")
     group = sub.add_parser(
         "group",
         help="group-fairness audit of an audit-trail file (CSV or Parquet)",
@@ -141,13 +157,15 @@ def _add_group(sub):
     group.add_argument("--target", type=target_option, default="overall",
                        help="'overall' (default), 'constant:<v>' or 'group:<name>', e.g. "
                             "group:race=Caucasian")
-    group.add_argument("--procedure", choices=tuple(ALTERNATIVES), default=None,
-                       help="bounds (simultaneous bounds), threshold (certificates) or flag "
-                            "(FDR-controlled flags; default, bounds with --tilts)")
-    group.add_argument("--tilts", choices=("monotone", "polynomial"), default=None,
-                       help="audit tilts of the --protected covariate(s) instead of groups: "
-                            "every monotone tilt of one numeric column, or every non-negative "
-                            "polynomial tilt of one or two (bounds only)")
+    group.add_argument("--procedure", choices=procedures, default=None,
+                       help="; ".join(f"{name}: {get_procedure(name).summary.splitlines()[0]}"
+                                      for name in procedures)
+                            + " (default flag; bounds with --tilts)")
+    group.add_argument("--tilts", choices=tilts, default=None,
+                       help="audit tilts of the --protected covariate(s) instead of groups "
+                            "(bounds only): "
+                            + "; ".join(f"{name}: {get_procedure(name).summary}"
+                                        for name in tilts))
     group.add_argument("--direction", choices=("both", "increasing", "decreasing"),
                        default="both", help="--tilts monotone: direction (default both)")
     group.add_argument("--degree", type=positive_int, default=2,
@@ -155,10 +173,12 @@ def _add_group(sub):
                             "(default 2)")
     group.add_argument("--bins", type=positive_int, default=50,
                        help="--tilts monotone: quantile bins of the covariate (default 50)")
+    group.add_argument("--bandwidth", type=finite, default=None, metavar="SIGMA",
+                       help="--tilts rkhs: bandwidth of the Gaussian kernel (required)")
     group.add_argument("--alternative", default=None,
-                       help="; ".join(f"{p}: {' / '.join(a)} (default "
-                                      f"{DEFAULT_ALTERNATIVES[p]})"
-                                      for p, a in ALTERNATIVES.items()))
+                       help="; ".join(f"{p}: {' / '.join(get_procedure(p).alternatives)} "
+                                      f"(default {get_procedure(p).default_alternative})"
+                                      for p in procedures if get_procedure(p).alternatives))
     group.add_argument("--epsilon0", type=finite, default=None, metavar="E",
                        help="disparity threshold (threshold and flag: default 0; bounds: "
                             "optional, turns the bounds into a gate)")
@@ -166,6 +186,10 @@ def _add_group(sub):
                        help="simultaneous error level of bounds / threshold (default 0.1)")
     group.add_argument("--q", type=probability, default=0.1,
                        help="false discovery rate of flag (default 0.1)")
+    group.add_argument("--procedure-param", type=procedure_param, action="append", default=[],
+                       metavar="NAME=VALUE",
+                       help="another option of the procedure or of the tilts, e.g. "
+                            "method=enumeration (threshold) or max_rank=200 (rkhs); repeatable")
     add_common(group)
     group.set_defaults(handler=_run_group)
 
@@ -237,8 +261,7 @@ def _summarise(args, progress, y, y_pred, protected, pos_label):
 
 
 def _run_group(args, argv=()) -> int:
-    from .group._summary import ALTERNATIVES, DEFAULT_ALTERNATIVES
-    from .report import AuditReport, data_section, group_section
+    from .group import get_procedure
     from .utils import json_safe
 
     progress = Progress(args.quiet)
@@ -246,26 +269,33 @@ def _run_group(args, argv=()) -> int:
         raise UserError(f"--tilts gives simultaneous bounds: --procedure {args.procedure} is "
                         "not available for tilts.")
     procedure = args.procedure or ("bounds" if args.tilts else "flag")
-    alternative = args.alternative or DEFAULT_ALTERNATIVES[procedure]
-    if alternative not in ALTERNATIVES[procedure]:
+    declaration = get_procedure(procedure)
+    alternative = args.alternative or declaration.default_alternative
+    if declaration.alternatives and alternative not in declaration.alternatives:
         raise UserError(
             f"--alternative {alternative!r} is not valid with --procedure {procedure}; "
-            f"choose one of {', '.join(ALTERNATIVES[procedure])}."
+            f"choose one of {', '.join(declaration.alternatives)}."
         )
     if args.score is None and args.threshold is not None:
         raise UserError("--threshold goes with --score (not with --prediction).")
     if args.score is not None and args.threshold is None:
         raise UserError("--score needs --threshold T (predicted positive when score >= T).")
     frame, y, y_pred, pos_label = _read_trail(args, progress)
-    epsilon0 = args.epsilon0 if procedure == "bounds" or args.epsilon0 is not None else 0.0
-    bootstrap = dict(n_resamples=args.n_resamples, random_state=args.random_state,
-                     verbose=not args.quiet)  # a progress bar on stderr
+    takes = {p.name for p in declaration.parameters}
+    epsilon0 = args.epsilon0
+    if "epsilon0" in takes and epsilon0 is None:  # the procedure's default (or fallback)
+        epsilon0 = declaration.resolve({"epsilon0": None})["epsilon0"]
+    given = dict(alternative=alternative, alpha=args.alpha, q=args.q, epsilon0=epsilon0,
+                 n_resamples=args.n_resamples, random_state=args.random_state,
+                 verbose=not args.quiet,  # a progress bar on stderr
+                 **dict(args.procedure_param))
     if args.tilts:
-        result = run_quietly(_run_tilts, progress, args, frame, y, y_pred, pos_label,
-                             alternative, bootstrap, progress)
+        result = run_quietly(_run_tilts, progress, args, frame, y, y_pred, pos_label, given,
+                             progress)
         audited = {"tilts audited": f"every {args.tilts} tilt of "
-                                    f"{', '.join(args.protected)} "
-                                    f"({len(result.names)} extreme tilts shown)"}
+                                    f"{', '.join(args.protected)}"
+                                    + (f" ({len(result.names)} extreme tilts shown)"
+                                       if hasattr(result, "names") else "")}
     else:
         progress(f"{len(frame):,} rows; summarising the intersections of "
                  f"{', '.join(args.protected)}")
@@ -274,18 +304,18 @@ def _run_group(args, argv=()) -> int:
         empty = summary.groups.n_groups - n_active
         progress(f"{procedure}: {n_active} non-empty groups"
                  + (f" ({empty} empty, left out)" if empty else "") + f", metric {args.metric}"
-                 + ("" if procedure == "flag" else f", {args.n_resamples} bootstrap resamples"))
-        run = {
-            "bounds": lambda: summary.certify_bounds(alternative=alternative, alpha=args.alpha,
-                                                     **bootstrap),
-            "threshold": lambda: summary.certify_threshold(epsilon0=epsilon0, alpha=args.alpha,
-                                                           alternative=alternative,
-                                                           **bootstrap),
-            "flag": lambda: summary.flag_groups(epsilon0=epsilon0, alternative=alternative,
-                                                q=args.q),
-        }[procedure]
-        result = run_quietly(run, progress)
+                 + (f", {args.n_resamples} bootstrap resamples" if declaration.bootstrap else ""))
+        options = declaration.resolve(given)
+        result = run_quietly(lambda: declaration.method(summary, **options), progress)
         audited = {"non-empty groups audited": n_active, "empty groups (left out)": empty}
+    if args.tilts and not hasattr(result, "names"):
+        # Bounds calibrated for tilts queried later (no named extreme tilts): not a gate.
+        code = _print_calibration(args, result, alternative, epsilon0)
+        if args.report:
+            _write_report(args, argv, frame, result, procedure, audited,
+                          f"{result.verdict().summary}.", None, progress)
+        return code
+    alternative = getattr(result, "alternative", alternative)
     verdict = result.verdict(epsilon0)
     code = EXIT_UNFAIR if verdict.unfair else EXIT_PASS
     progress("done")
@@ -295,14 +325,14 @@ def _run_group(args, argv=()) -> int:
             "command": "group", "data": str(args.data), "procedure": procedure,
             "metric": result.metric, "alternative": alternative, "target": result.target,
             "target_spec": args.target, "epsilon0": epsilon0,
-            "alpha": args.alpha if procedure != "flag" else None,
-            "q": args.q if procedure == "flag" else None, "n": result.n,
+            "alpha": args.alpha if "alpha" in takes else None,
+            "q": args.q if "q" in takes else None, "n": result.n,
             "unfair": verdict.unfair, "exit_code": code, "verdict": verdict.summary,
             "groups": table.records(),
         }
         print(json.dumps(json_safe(payload), indent=2, allow_nan=False))
     else:
-        level = (f"FDR q={args.q:g}" if procedure == "flag"
+        level = (f"FDR q={args.q:g}" if "q" in takes
                  else f"alpha={args.alpha:g} (simultaneous)")
         print(f"Group audit of {args.data}: {procedure}, metric {result.metric}, "
               f"alternative {alternative}, {level}")
@@ -312,55 +342,96 @@ def _run_group(args, argv=()) -> int:
         print_table(table.columns, table.rows)
         print(f"Result: {verdict.summary} -> exit code {code}")
     if args.report:
-        prediction = (f"prediction column {args.prediction!r}" if args.prediction else
-                      f"score column {args.score!r} thresholded at {args.threshold:g}")
-        report = AuditReport(
-            title="Group-fairness audit",
-            audited=(f"The audit trail {args.data} ({len(frame):,} rows): label column "
-                     f"{args.label!r}, {prediction}, "
-                     + (f"{args.tilts} tilts of " if args.tilts else
-                        "groups: intersections of ")
-                     + f"{', '.join(args.protected)}."),
-            outcome=f"{verdict.summary} (exit code {code}).",
-            sections=(
-                data_section({"file": str(args.data), "rows": len(frame),
-                              "label": args.label, "prediction": prediction,
-                              "protected columns": ", ".join(args.protected),
-                              **audited}),
-                group_section(result, title=f"Group audit: {procedure}",
-                              target_description=str(args.target),
-                              epsilon0=args.epsilon0 if procedure == "bounds" else None),
-            ),
-            command=command_line(argv),
-            extras=run_extras([args.data]),
-        )
-        write_report(report, args.report, progress)
+        _write_report(args, argv, frame, result, procedure, audited,
+                      f"{verdict.summary} (exit code {code}).",
+                      None if "epsilon0" in takes else args.epsilon0, progress)
     return code
 
 
-def _run_tilts(args, frame, y, y_pred, pos_label, alternative, bootstrap, progress):
-    """Bounds over the tilts of the --protected covariate(s) (the library's tilt audits)."""
-    from .group import monotone_tilt_bounds, polynomial_tilt_bounds
+def _write_report(args, argv, frame, result, procedure, audited, outcome, epsilon0, progress):
+    """The HTML/Markdown/JSON report of a group or tilt audit (``--report``)."""
+    from .report import AuditReport, data_section, group_section
 
+    prediction = (f"prediction column {args.prediction!r}" if args.prediction else
+                  f"score column {args.score!r} thresholded at {args.threshold:g}")
+    report = AuditReport(
+        title="Group-fairness audit",
+        audited=(f"The audit trail {args.data} ({len(frame):,} rows): label column "
+                 f"{args.label!r}, {prediction}, "
+                 + (f"{args.tilts} tilts of " if args.tilts else
+                    "groups: intersections of ")
+                 + f"{', '.join(args.protected)}."),
+        outcome=outcome,
+        sections=(
+            data_section({"file": str(args.data), "rows": len(frame),
+                          "label": args.label, "prediction": prediction,
+                          "protected columns": ", ".join(args.protected),
+                          **audited}),
+            group_section(result, title=f"Group audit: {procedure}",
+                          target_description=str(args.target), epsilon0=epsilon0),
+        ),
+        command=command_line(argv),
+        extras=run_extras([args.data]),
+    )
+    write_report(report, args.report, progress)
+
+
+def _run_tilts(args, frame, y, y_pred, pos_label, given, progress):
+    """Bounds over the tilts of the --protected covariate(s): the registered tilt class."""
+    from .group import get_procedure
+
+    tilts = get_procedure(args.tilts)
     if args.target != "overall" and isinstance(args.target, str):
         raise UserError("--tilts have no named groups: --target must be 'overall' or "
                         "'constant:<v>'.")
     for column in args.protected:
         check_numeric(frame, column, "--protected")
-    options = dict(metric=args.metric, target=args.target, pos_label=pos_label,
-                   alternative=alternative, alpha=args.alpha, **bootstrap)
+    try:
+        tilts.check_covariates(len(args.protected), f"--tilts {args.tilts}", "--protected column")
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    options = dict(given, metric=args.metric, target=args.target, pos_label=pos_label,
+                   direction=args.direction, bins=args.bins, degree=args.degree,
+                   bandwidth=args.bandwidth)
+    missing = [p.name for p in tilts.parameters if p.required and p.name not in (
+        "y", "y_pred") and options.get(p.name) is None]
+    if missing:
+        raise UserError(f"--tilts {args.tilts} needs "
+                        + ", ".join(f"--{name.replace('_', '-')}" for name in missing) + ".")
     progress(f"{len(frame):,} rows; bounds over every {args.tilts} tilt of "
              f"{', '.join(args.protected)}, {args.n_resamples} bootstrap resamples")
-    if args.tilts == "monotone":
-        if len(args.protected) != 1:
-            raise UserError("--tilts monotone takes one --protected column.")
-        column = args.protected[0]
-        return monotone_tilt_bounds(y, y_pred, frame[column], direction=args.direction,
-                                    bins=args.bins, name=column, **options)
-    if len(args.protected) not in (1, 2):
-        raise UserError("--tilts polynomial takes one or two --protected columns.")
-    return polynomial_tilt_bounds(y, y_pred, frame[args.protected].to_numpy(dtype=float),
-                                  degree=args.degree, names=list(args.protected), **options)
+    return tilts.run(y, y_pred, list(args.protected), [frame[c] for c in args.protected],
+                     options)
+
+
+def _print_calibration(args, result, alternative, epsilon0) -> int:
+    """A tilt audit that calibrates bounds for tilts queried later (RKHS): its critical
+    value and guarantee; not a gate."""
+    from .utils import json_safe
+
+    if epsilon0 is not None:
+        raise UserError(f"--tilts {args.tilts} calibrates bounds for tilts queried afterwards "
+                        "(rkhs_tilt_bounds(...).bound): no --epsilon0 gate; use the library "
+                        "to query tilts (--report shows tabulated ones).")
+    figures = {"critical value": result.critical_value, "alpha": result.alpha,
+               "alternative": alternative, "target": result.target, "n": result.n,
+               "bandwidth": getattr(result, "bandwidth", None),
+               "kernel factor rank": getattr(result, "rank", None),
+               "refinement gap": getattr(result, "refinement_gap", None)}
+    if args.json:
+        payload = {"command": "group", "data": str(args.data), "procedure": "bounds",
+                   "tilts": args.tilts, "target_spec": args.target, **{
+                       k.replace(" ", "_"): v for k, v in figures.items()},
+                   "guarantee": result.guarantee(), "unfair": False, "exit_code": EXIT_PASS}
+        print(json.dumps(json_safe(payload), indent=2, allow_nan=False))
+    else:
+        print(f"Tilt audit of {args.data}: every {args.tilts} tilt of "
+              f"{', '.join(args.protected)}, alternative {alternative}, "
+              f"alpha={args.alpha:g} (simultaneous)")
+        print_table(["figure", "value"], [[k, v] for k, v in figures.items() if v is not None])
+        print(result.guarantee())
+        print(f"Result: bounds calibrated (not a gate) -> exit code {EXIT_PASS}")
+    return EXIT_PASS
 
 
 def main(argv=None) -> int:

@@ -1264,7 +1264,19 @@ class AuditRows:
 
     @classmethod
     def from_rows(cls, rows, labels):
-        """The summary of audit rows (feature floats and label codes)."""
+        """The summary of audit rows.
+
+        Parameters
+        ----------
+        rows : array-like of shape (n, n_features)
+            Feature rows as floats.
+        labels : array-like of int of shape (n,)
+            Label codes.
+
+        Returns
+        -------
+        AuditRows
+        """
         rows = np.asarray(rows, dtype=np.float64) + 0.0  # -0.0 and 0.0: one row
         return cls(*distinct_cells(rows, np.asarray(labels, dtype=np.intp)))
 
@@ -1274,7 +1286,18 @@ class AuditRows:
         return int(self.counts.sum())
 
     def merge(self, *others) -> AuditRows:
-        """The summary of the rows of ``self`` and ``others`` together."""
+        """The summary of the rows of ``self`` and ``others`` together.
+
+        Parameters
+        ----------
+        *others : AuditRows
+            Summaries of other rows (e.g. the other partitions of an audit trail).
+
+        Returns
+        -------
+        AuditRows
+            The same whatever the order of the parts.
+        """
         parts = (self, *others)
         widths = {part.rows.shape[1] for part in parts}
         if len(widths) != 1:

@@ -12,6 +12,11 @@ gives the same results. Every result is a frozen object sharing the
 :class:`GroupAuditResult` protocol (table, verdict, interval, guarantee in words), the group
 form of :class:`skfair_audit.results.AuditResult`, which :class:`RKHSBoundsResult` follows
 too; :class:`Verdict` and :class:`ResultTable` are those of :mod:`skfair_audit.results`.
+
+Every procedure and tilt class is declared once (:class:`Procedure`, :class:`TiltClass`);
+the functions, the :class:`AuditSummary` methods, the partitioned functions of
+:mod:`skfair_audit.scale`, :class:`GroupDisparityAuditor` and the command line are built from
+the declarations or dispatch through them. :func:`register_procedure` adds one.
 """
 
 # The shared Verdict and ResultTable keep their old names here (documented in results).
@@ -39,6 +44,19 @@ from ._procedures import (
     flag_groups_split,
 )
 from ._protocol import GroupAuditResult
+from ._registry import (
+    REQUIRED,
+    Parameter,
+    Procedure,
+    TiltClass,
+    alternative_parameter,
+    common_parameters,
+    get_procedure,
+    procedure_of_function,
+    register_procedure,
+    registered_procedures,
+    unregister_procedure,
+)
 from ._results import (
     EqualizedOddsResult,
     GroupBound,
@@ -61,27 +79,45 @@ __all__ = [
     "GroupDisparityAuditor",
     "GroupFlagResult",
     "Metric",
+    "Parameter",
+    "Procedure",
     "MonotoneTiltResult",
     "PolynomialTiltResult",
     "RKHSBoundsResult",
     "TiltBound",
+    "TiltClass",
     "TrailSummary",
     "VacuousAuditWarning",
+    "alternative_parameter",
     "audit_score",
     "available_metrics",
     "boxes",
     "certify_bounds",
     "certify_threshold",
+    "common_parameters",
     "cross_with_bins",
     "equalized_odds",
     "flag_groups",
     "flag_groups_split",
     "get_metric",
+    "get_procedure",
     "intersections",
     "intervals",
     "masks",
     "monotone_tilt_bounds",
     "polynomial_tilt_bounds",
+    "register_procedure",
+    "registered_procedures",
     "rkhs_tilt_bounds",
     "tree_leaves",
+    "unregister_procedure",
 ]
+
+
+def __getattr__(name):
+    """The public function of a procedure registered after import
+    (:func:`register_procedure`)."""
+    procedure = procedure_of_function(name)
+    if procedure is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return procedure.function

@@ -28,18 +28,40 @@ from ..utils import (
     Predicate,
     check_params,
 )
+from . import _procedures  # noqa: F401 - declares the built-in procedures and tilt classes
 from ._collections import GroupCollection, boxes, intersections, intervals
 from ._metrics import POS_LABEL_METRICS, Metric, as_array, get_metric
-from ._monotone import DIRECTIONS, monotone_tilt_bounds
-from ._polynomial import polynomial_tilt_bounds
-from ._procedures import certify_bounds, certify_threshold, equalized_odds, flag_groups
-from ._summary import ALTERNATIVES, DEFAULT_ALTERNATIVES, SCALE_CONSTRAINTS
+from ._monotone import DIRECTIONS
+from ._registry import (
+    REQUIRED,
+    Registered,
+    RegisteredAlternative,
+    get_procedure,
+    registered_procedures,
+)
+from ._rkhs import RKHSBoundsResult
+from ._summary import SCALE_CONSTRAINTS
 
-PROCEDURES = ("bounds", "threshold", "flag", "equalized_odds")
-#: Tilts of covariates instead of groups (``procedure="bounds"`` only).
-TILT_KINDS = ("monotone", "polynomial")
-GROUP_KINDS = ("intersections", "intervals", "boxes", *TILT_KINDS)
+#: Collections built from the sensitive features (the registered tilt classes come on top).
+COLLECTION_KINDS = ("intersections", "intervals", "boxes")
 RESPONSE_METHODS = ("predict", "predict_proba", "decision_function")
+#: Parameters of the estimator that are not options of a procedure.
+_ESTIMATOR_ONLY = ("estimator", "procedure", "groups", "protected", "depth", "min_size",
+                   "response_method", "threshold", "drop_protected", "procedure_params")
+
+
+class _GroupKind(Registered):
+    """Constraint of ``groups=``: a collection kind or a registered tilt class."""
+
+    def __init__(self):
+        super().__init__("tilts")
+
+    @property
+    def values(self):
+        return (*COLLECTION_KINDS, *registered_procedures("tilts"))
+
+    def __hash__(self):
+        return hash("_GroupKind")
 
 
 class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
@@ -79,9 +101,12 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         See :func:`~skfair_audit.group.get_metric`. Binary metrics use ``pos_label``, or
         ``classes_[1]`` of a classifier when ``pos_label`` is None.
     procedure : {"bounds", "threshold", "flag", "equalized_odds"}, default="bounds"
+        Or any procedure added with :func:`~skfair_audit.group.register_procedure`: the
+        estimator passes it every option it has a parameter for (and ``procedure_params``).
     groups : None, str or GroupCollection, default=None
         How the groups are built from the sensitive features of the audit rows (``"intersections"``,
-        ``"intervals"``, ``"boxes"``, ``"monotone"`` or ``"polynomial"``):
+        ``"intervals"``, ``"boxes"``), or the tilt class audited (``"monotone"``,
+        ``"polynomial"``, ``"rkhs"`` or any registered :class:`~skfair_audit.group.TiltClass`):
 
         - ``None`` or ``"intersections"``: all intersections of the (categorical) sensitive
           features up to ``depth`` of them at a time (:func:`~skfair_audit.group.intersections`).
@@ -97,6 +122,10 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         - ``"polynomial"``: every non-negative polynomial tilt of one or two numeric
           sensitive features, sums of squares of polynomials of degree ``degree``
           (:func:`~skfair_audit.group.polynomial_tilt_bounds`);
+        - ``"rkhs"``: every non-negative tilt of the unit ball of a Gaussian RKHS over the
+          numeric sensitive features (``bandwidth``), calibrated once
+          (:func:`~skfair_audit.group.rkhs_tilt_bounds`): the result bounds any tilt queried
+          with ``result.bound(...)``;
         - a prebuilt :class:`~skfair_audit.group.GroupCollection` over the audit rows (then
           the sensitive features are not used).
 
@@ -121,6 +150,8 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
     degree : int, default=2
         ``"polynomial"``: the tilts are sums of squares of polynomials of degree at most
         ``degree``.
+    bandwidth : float, optional
+        ``"rkhs"``: :math:`\sigma` of the Gaussian kernel (required with it).
     target : float, "overall" or str, default="overall"
         Known constant, the metric on all audit rows, or the name of a reference group of
         the collection (e.g. ``"race=Caucasian"``). Estimated targets are re-estimated in
@@ -163,6 +194,10 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
     verbose : int, default=0
         0: silent; otherwise a progress bar over the bootstrap replicates (tqdm when
         installed). It never changes the result.
+    procedure_params : dict, optional
+        Further options of the procedure or tilt class that the estimator has no parameter
+        for (e.g. ``{"method": "enumeration"}`` for ``"threshold"``, ``{"max_rank": 200}``
+        for ``"rkhs"``); checked against its declaration in :meth:`fit`.
 
     Attributes
     ----------
@@ -231,6 +266,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         bins=10,
         direction="both",
         degree=2,
+        bandwidth=None,
         target="overall",
         alternative=None,
         alpha=0.1,
@@ -249,6 +285,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         random_state=None,
         n_jobs=None,
         verbose=0,
+        procedure_params=None,
     ):
         self.estimator = estimator
         self.metric = metric
@@ -260,6 +297,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         self.bins = bins
         self.direction = direction
         self.degree = degree
+        self.bandwidth = bandwidth
         self.target = target
         self.alternative = alternative
         self.alpha = alpha
@@ -278,6 +316,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.procedure_params = procedure_params
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -320,8 +359,8 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
     _parameter_constraints = {
         "estimator": [Predicate(lambda e: hasattr(e, "fit"), "an estimator (with fit)")],
         "metric": [STRING, InstanceOf((Metric,), "a Metric"), CALLABLE],
-        "procedure": [Options(PROCEDURES)],
-        "groups": [None, Options(GROUP_KINDS), InstanceOf((GroupCollection,),
+        "procedure": [Registered("procedures")],
+        "groups": [None, _GroupKind(), InstanceOf((GroupCollection,),
                                                           "a GroupCollection")],
         "protected": [None, STRING, Interval("integral"),
                       COLUMN_LIST],
@@ -330,9 +369,9 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         "bins": [Interval("integral", 1, None), ARRAY_LIKE],
         "direction": [Options(DIRECTIONS)],
         "degree": [Interval("integral", 1, 8)],
+        "bandwidth": [None, Interval("real", 0, None, closed="neither")],
         "target": [Interval("real"), STRING],
-        "alternative": [None, Options(tuple(dict.fromkeys(
-            a for choices in ALTERNATIVES.values() for a in choices)))],
+        "alternative": [None, RegisteredAlternative()],
         "alpha": [PROBABILITY],
         "q": [PROBABILITY],
         "epsilon0": [None, Interval("real")],
@@ -346,29 +385,68 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         "random_state": [RANDOM_STATE],
         "n_jobs": N_JOBS,
         "verbose": VERBOSE,
+        "procedure_params": [None, InstanceOf((Mapping,), "a dict of options")],
     }
 
     def _check_params(self):
         """Declarative checks of every parameter, then the combinations."""
         check_params(self.get_params(deep=False), self._parameter_constraints,
                      type(self).__name__)
-        if self.procedure in ALTERNATIVES and self.alternative is not None:
-            if self.alternative not in ALTERNATIVES[self.procedure]:
+        procedure = get_procedure(self.procedure)
+        alternatives = procedure.alternatives
+        if alternatives and self.alternative is not None:
+            if self.alternative not in alternatives:
                 raise ValueError(
-                    f"alternative must be one of {list(ALTERNATIVES[self.procedure])} with "
+                    f"alternative must be one of {list(alternatives)} with "
                     f"procedure={self.procedure!r}, got {self.alternative!r}."
                 )
         if self.drop_protected and not self.protected:
             raise ValueError("drop_protected=True needs protected.")
-        if self.groups in TILT_KINDS:
+        if self._tilts() is not None:
             if self.procedure != "bounds":
                 raise ValueError(f"groups={self.groups!r} (tilts) needs procedure='bounds', got "
                                  f"{self.procedure!r}.")
             if isinstance(self.target, str) and self.target != "overall":
                 raise ValueError("tilts have no named groups: target must be a number or "
                                  "'overall'.")
-        if self.procedure != "equalized_odds":
+            procedure = self._tilts()
+        parameters = {p.name: p for p in procedure.parameters}
+        unknown = set(self.procedure_params or {}) - set(parameters)
+        clash = set(self.procedure_params or {}) & set(self.get_params(deep=False))
+        if unknown or clash:
+            raise ValueError(
+                f"procedure_params: {sorted(unknown | clash)} "
+                + ("are not options of " if unknown else "are parameters of the estimator, "
+                   "not of procedure_params, for ")
+                + f"{procedure.name!r} (its options: {', '.join(parameters)}).")
+        given = self._given(parameters)
+        missing = [name for name, p in parameters.items() if name != "metric" and p.required
+                   and p.fallback is REQUIRED and given.get(name) is None]
+        if missing:
+            raise ValueError(f"{procedure.name!r} needs {', '.join(missing)}"
+                             + (" (the bandwidth of the Gaussian kernel)"
+                                if missing == ["bandwidth"] else "") + ".")
+        if "metric" in parameters:
             get_metric(self.metric)  # unknown metric names fail at fit time
+
+    def _tilts(self):
+        """The declaration of the tilt class of ``groups`` (None for groups)."""
+        if isinstance(self.groups, str) and self.groups in registered_procedures("tilts"):
+            return get_procedure(self.groups)
+        return None
+
+    def _given(self, parameters, metric=None):
+        """The estimator's values of the options of a procedure or tilt class (None: the
+        procedure's default), with ``procedure_params`` on top."""
+        given = {k: v for k, v in self.get_params(deep=False).items()
+                 if k not in _ESTIMATOR_ONLY}
+        if "metric" in parameters:
+            given["metric"] = metric
+            del given["pos_label"]  # a resolved metric carries it
+        else:
+            given["pos_label"] = self._positive_label()
+        given.update(self.procedure_params or {})
+        return given
 
     def _sensitive_positions(self, X):
         """Positions of ``protected`` in ``X`` (names need a DataFrame)."""
@@ -544,7 +622,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
                     f"y contains labels {unknown.tolist()} not seen in fit "
                     f"(classes {classes.tolist()})."
                 )
-        if self.groups in TILT_KINDS:
+        if self._tilts() is not None:
             data = self._sensitive_data(X, sensitive_features)
             names = list(data.columns) if hasattr(data, "columns") else list(data)
             return y_checked, self._predictions(X), (names, [data[nm] for nm in names])
@@ -573,49 +651,15 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         return self._run(y_true, y_pred, collection)
 
     def _run(self, y_true, y_pred, collection):
-        common = dict(target=self.target, n_resamples=self.n_resamples,
-                      batch_size=self.batch_size, random_state=self.random_state,
-                      n_jobs=self.n_jobs, verbose=self.verbose)
-        scaling = dict(scale=self.scale, p_star=self.p_star, w0=self.w0)
-        procedure = self.procedure
-        if self.groups in TILT_KINDS:
-            return self._run_tilts(y_true, y_pred, *collection, common)
-        if procedure == "equalized_odds":
-            return equalized_odds(y_true, y_pred, collection, alpha=self.alpha,
-                                  epsilon0=self.epsilon0, pos_label=self._positive_label(),
-                                  **scaling, **common)
-        metric = self._metric()
-        alternative = self.alternative or DEFAULT_ALTERNATIVES[procedure]
-        epsilon0 = 0.0 if self.epsilon0 is None else self.epsilon0
-        if procedure == "bounds":
-            return certify_bounds(y_true, y_pred, collection, metric=metric,
-                                  alternative=alternative, alpha=self.alpha, **scaling, **common)
-        if procedure == "threshold":
-            return certify_threshold(y_true, y_pred, collection, metric=metric,
-                                     epsilon0=epsilon0, alternative=alternative,
-                                     alpha=self.alpha, **scaling, **common)
-        return flag_groups(y_true, y_pred, collection, metric=metric, epsilon0=epsilon0,
-                           alternative=alternative, q=self.q, se=self.se, **common)
-
-    def _run_tilts(self, y_true, y_pred, names, columns, common):
-        alternative = self.alternative or DEFAULT_ALTERNATIVES["bounds"]
-        options = dict(metric=self._metric(), alternative=alternative, alpha=self.alpha,
-                       **common)
-        if self.groups == "monotone":
-            if len(columns) != 1:
-                raise ValueError("groups='monotone' needs exactly one sensitive feature, got "
-                                 f"{len(columns)}.")
-            return monotone_tilt_bounds(y_true, y_pred, as_array(columns[0], str(names[0])),
-                                        direction=self.direction, scale=self.scale,
-                                        p_star=self.p_star, bins=self.bins,
-                                        name=str(names[0]), **options)
-        if len(columns) not in (1, 2):
-            raise ValueError("groups='polynomial' needs one or two sensitive features, got "
-                             f"{len(columns)}.")
-        x = np.column_stack([as_array(c, str(nm)) for nm, c in zip(names, columns,
-                                                                    strict=True)])
-        return polynomial_tilt_bounds(y_true, y_pred, x, degree=self.degree,
-                                      names=[str(nm) for nm in names], **options)
+        """Dispatch to the registered procedure (or tilt class) with the estimator's values."""
+        tilts = self._tilts()
+        procedure = tilts or get_procedure(self.procedure)
+        parameters = {p.name: p for p in procedure.parameters}
+        given = self._given(parameters, self._metric() if "metric" in parameters else None)
+        if tilts is not None:
+            names, columns = collection
+            return tilts.run(y_true, y_pred, [str(n) for n in names], columns, given)
+        return procedure.function(y_true, y_pred, collection, **procedure.resolve(given))
 
     def score(self, X, y, sensitive_features=None):
         """A single fairness score, higher is fairer (see Notes for its definition).
@@ -661,6 +705,9 @@ def audit_score(result) -> float:
     >>> bool(score == -res.upper.max())
     True
     """
+    if isinstance(result, RKHSBoundsResult):
+        raise ValueError("an RKHS tilt audit calibrates bounds for the tilts queried "
+                         "afterwards (result.bound(...)): it has no single score.")
     active = result.active
     if not active.any():
         raise ValueError("no group of the collection has a row in the audit sample.")

@@ -39,7 +39,6 @@ from ..utils import (
     ARRAY_LIKE,
     N_JOBS,
     POSITIVE_INT,
-    PROBABILITY,
     RANDOM_STATE,
     VERBOSE,
     Interval,
@@ -48,9 +47,7 @@ from ..utils import (
     encode_categories,
     sorted_levels,
     user_stacklevel,
-    validate_params,
 )
-from . import _inference
 from ._bootstrap import DegenerateBootstrapWarning, PoissonReplicates, SufficientStatistics
 from ._collections import (
     GroupCollection,
@@ -537,22 +534,6 @@ def _single_row_warning(summary):
         )
 
 
-# The declared parameters of the procedures (checked at entry by ``validate_params``).
-_CERTIFY_BOUNDS_PARAMETERS = {
-    "alternative": [Options(ALTERNATIVES["bounds"])], "alpha": [PROBABILITY],
-    **SCALE_CONSTRAINTS, **BOOTSTRAP_CONSTRAINTS,
-}
-_CERTIFY_THRESHOLD_PARAMETERS = {
-    "epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["threshold"])],
-    "alpha": [PROBABILITY], "method": [Options(("auto", "kadane", "enumeration"))],
-    **SCALE_CONSTRAINTS, **BOOTSTRAP_CONSTRAINTS,
-}
-_FLAG_GROUPS_PARAMETERS = {
-    "epsilon0": FINITE, "alternative": [Options(ALTERNATIVES["flag"])], "q": [PROBABILITY],
-    "se": [Options(("delta", "bootstrap"))], **BOOTSTRAP_CONSTRAINTS,
-}
-
-
 @dataclass(frozen=True, eq=False)
 class AuditSummary:
     """What every group procedure needs from an audit trail: groups, atoms and target.
@@ -561,7 +542,9 @@ class AuditSummary:
     :func:`skfair_audit.scale.summarize_trail` (a partitioned trail) or
     :meth:`from_trail`, then run any procedure on it: :meth:`certify_bounds`,
     :meth:`certify_threshold`, :meth:`flag_groups`. The functional API
-    (:func:`~skfair_audit.group.certify_bounds` ...) does exactly this.
+    (:func:`~skfair_audit.group.certify_bounds` ...) does exactly this. These methods are
+    built from the procedures' declarations (:func:`~skfair_audit.group.register_procedure`
+    adds one for every procedure registered).
 
     Attributes
     ----------
@@ -872,85 +855,3 @@ class AuditSummary:
         _single_row_warning(summary)
         _vacuous_audit_warning(summary)
         return summary
-
-    # -- procedures --------------------------------------------------------------------
-    @validate_params(_CERTIFY_BOUNDS_PARAMETERS)
-    def certify_bounds(self, *, alternative="two-sided", alpha=0.1, scale="rescaled",
-                       p_star=0.01, w0=np.inf, n_resamples=1000, batch_size=None,
-                       random_state=None, n_jobs=None, verbose=0):
-        """Simultaneous confidence bounds on every group's disparity.
-
-        See :func:`skfair_audit.group.certify_bounds` for the method and the parameters.
-
-        Parameters
-        ----------
-        alternative : {"lower", "upper", "two-sided"}
-        alpha : float
-        scale : {"rescaled", "unscaled"}
-        p_star, w0 : float
-        n_resamples, batch_size, random_state, n_jobs, verbose
-            Bootstrap controls (``n_resamples`` must equal the summary's number of Poisson
-            replicates when it carries them, or be None).
-
-        Returns
-        -------
-        GroupBoundsResult
-        """
-        return _inference.certify_bounds(
-            self, alternative=alternative, alpha=alpha, scale=scale, p_star=p_star, w0=w0,
-            n_resamples=n_resamples, batch_size=batch_size, random_state=random_state,
-            n_jobs=n_jobs, verbose=verbose)
-
-    @validate_params(_CERTIFY_THRESHOLD_PARAMETERS)
-    def certify_threshold(self, *, epsilon0, alternative="greater", alpha=0.1,
-                          scale="rescaled", p_star=0.01, w0=np.inf, method="auto",
-                          n_resamples=1000, batch_size=None, random_state=None, n_jobs=None,
-                          verbose=0):
-        """Boolean certificates of every group's disparity against ``epsilon0``.
-
-        See :func:`skfair_audit.group.certify_threshold` for the method and the parameters.
-
-        Parameters
-        ----------
-        epsilon0 : float
-        alternative : {"greater", "less", "within"}
-        alpha : float
-        scale : {"rescaled", "unscaled"}
-        p_star, w0 : float
-        method : {"auto", "kadane", "enumeration"}
-        n_resamples, batch_size, random_state, n_jobs, verbose
-            Bootstrap controls.
-
-        Returns
-        -------
-        GroupCertificationResult
-        """
-        return _inference.certify_threshold(
-            self, epsilon0=epsilon0, alternative=alternative, alpha=alpha, scale=scale,
-            p_star=p_star, w0=w0, method=method, n_resamples=n_resamples,
-            batch_size=batch_size, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
-
-    @validate_params(_FLAG_GROUPS_PARAMETERS)
-    def flag_groups(self, *, epsilon0=0.0, alternative="greater", q=0.1, se="delta",
-                    n_resamples=1000, batch_size=None, random_state=None, n_jobs=None, verbose=0):
-        """Benjamini–Hochberg flags of the groups whose disparity passes ``epsilon0``.
-
-        See :func:`skfair_audit.group.flag_groups` for the method and the parameters.
-
-        Parameters
-        ----------
-        epsilon0 : float
-        alternative : {"greater", "less", "two-sided"}
-        q : float
-        se : {"delta", "bootstrap"}
-        n_resamples, batch_size, random_state, n_jobs, verbose
-            Used only with ``se="bootstrap"``.
-
-        Returns
-        -------
-        GroupFlagResult
-        """
-        return _inference.flag_groups(
-            self, epsilon0=epsilon0, alternative=alternative, q=q, se=se,
-            n_resamples=n_resamples, batch_size=batch_size, random_state=random_state,
-            n_jobs=n_jobs, verbose=verbose)

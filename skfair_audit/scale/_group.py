@@ -37,15 +37,23 @@ JMLR 25(149).
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..group import AuditSummary, TrailSummary, get_metric
+from ..group._registry import (
+    REQUIRED,
+    Parameter,
+    docstring,
+    make_function,
+    procedure_of_function,
+)
+from ..group._summary import BOOTSTRAP_CONSTRAINTS
 from ..utils import (
     ARRAY_LIKE,
     POSITIVE_INT,
-    PROBABILITY,
     RANDOM_STATE,
     STRING,
     VERBOSE,
@@ -359,184 +367,148 @@ def summarize_trail(trail, *, label, prediction, protected, metric, target="over
                                    source="partitioned trail (Poisson replicates)")
 
 
-_PARTITIONED_CERTIFY_BOUNDS_PARAMETERS = {
-    **_TRAIL, **_BOOTSTRAP, "alpha": [PROBABILITY],
-}
+# -- the partitioned function of every registered summary procedure --------------------------
+_TRAIL_PARAMETERS = (
+    Parameter("label", REQUIRED, _TRAIL["label"], "str",
+              "Columns of the outcome and of the model's output."),
+    Parameter("prediction", REQUIRED, _TRAIL["prediction"], "str",
+              "Columns of the outcome and of the model's output."),
+    Parameter("protected", REQUIRED, _TRAIL["protected"], "str or list of str",
+              "The protected columns; the groups are their intersections."),
+)
+_COLLECTION_PARAMETERS = (
+    Parameter("depth", None, _TRAIL["depth"], "", "As in :func:`summarize_trail`."),
+    Parameter("include_all", False, _TRAIL["include_all"], "", "As in :func:`summarize_trail`."),
+    Parameter("min_size", 0, _TRAIL["min_size"], "", "As in :func:`summarize_trail`."),
+)
+_PARTITIONED_BOOTSTRAP = (
+    Parameter("bootstrap", "auto", _BOOTSTRAP["bootstrap"], '{"auto", "multinomial", "poisson"}',
+              "Multinomial over the atoms (discrete metric) or Poisson in the partitions, as in\n"
+              ":func:`summarize_trail`; ``result.bootstrap`` says which ran."),
+    Parameter("max_atoms", MAX_ATOMS, _BOOTSTRAP["max_atoms"], "int",
+              "The switch of ``\"auto\"``."),
+    Parameter("row_key", None, _TRAIL["row_key"], "None, str or list of str",
+              "Poisson bootstrap only: what seeds each row's weights."),
+    Parameter("n_resamples", 1000, _BOOTSTRAP["n_resamples"], "int", "Bootstrap replicates."),
+    Parameter("batch_size", None, _BOOTSTRAP["batch_size"], "int, optional",
+              "Replicates per batch (multinomial: as in the in-memory function; Poisson: per\n"
+              "block in a partition)."),
+    Parameter("random_state", None, _BOOTSTRAP["random_state"],
+              "None, int, RandomState, Generator or SeedSequence", "Seed of the bootstrap."),
+)
+_VERBOSE = Parameter("verbose", 0, _TRAIL["verbose"], "int",
+                     "0: silent; otherwise progress bars over the partitions and the bootstrap\n"
+                     "replicates (the result is the same).")
+_TRAIL_DOC = Parameter(
+    "trail", REQUIRED, None,
+    "dask.dataframe.DataFrame, pandas.DataFrame or iterable of pandas.DataFrame",
+    "The audit trail, one row per prediction (see :func:`summarize_trail`).")
+_SUMMARY_ARGUMENTS = ("label", "prediction", "protected", "metric", "target", "pos_label",
+                      "depth", "include_all", "min_size", "bootstrap", "max_atoms", "row_key",
+                      "n_resamples", "batch_size", "random_state", "verbose")
 
 
-@validate_params(_PARTITIONED_CERTIFY_BOUNDS_PARAMETERS)
-def partitioned_certify_bounds(
-    trail,
-    *,
-    label,
-    prediction,
-    protected,
-    metric,
-    target="overall",
-    alternative="two-sided",
-    alpha=0.1,
-    scale="rescaled",
-    p_star=0.01,
-    w0=np.inf,
-    pos_label=None,
-    depth=None,
-    include_all=False,
-    min_size=0,
-    bootstrap="auto",
-    max_atoms=MAX_ATOMS,
-    row_key=None,
-    n_resamples=1000,
-    batch_size=None,
-    random_state=None,
-    verbose=0,
-):
-    """Simultaneous bounds on the group disparities of a partitioned audit trail.
+def partitioned_function(procedure):
+    """The partitioned function of a summary procedure: :func:`summarize_trail`, then the
+    procedure on the summary.
 
-    :func:`summarize_trail` followed by
-    :meth:`AuditSummary.certify_bounds <skfair_audit.group.AuditSummary.certify_bounds>`:
-    the audit of :func:`skfair_audit.group.certify_bounds` on the intersections of the
-    ``protected`` columns,
-
-    .. math::
-
-        \\epsilon(G) \\ge \\hat\\epsilon(G) - c\\, \\frac{s_G}{P_n(G)^2}
-        \\quad\\text{for all } G \\text{ simultaneously, w.p.} \\to 1 - \\alpha.
-
-    With a discrete metric the result is bit for bit ``certify_bounds`` on the concatenated
-    rows with the same ``random_state`` and ``batch_size`` (multinomial bootstrap over the
-    atoms at the driver); with a continuous one, the Poisson bootstrap runs in the
-    partitions (``result.bootstrap`` says which).
-
-    Parameters
-    ----------
-    trail : dask.dataframe.DataFrame, pandas.DataFrame or iterable of pandas.DataFrame
-    label, prediction : str
-    protected : str or list of str
-    metric : str, Metric or callable
-    target : float, "overall" or str
-    alternative : {"two-sided", "lower", "upper"}
-    alpha : float
-    scale : {"rescaled", "unscaled"}
-    p_star, w0 : float
-    pos_label : optional
-    depth, include_all, min_size
-        As in :func:`summarize_trail`.
-    bootstrap : {"auto", "multinomial", "poisson"}
-    max_atoms : int
-    row_key : None, str or list of str
-    n_resamples : int
-    batch_size : int, optional
-        Replicates per batch (multinomial: as in ``certify_bounds``; Poisson: per block in a
-        partition).
-    random_state : None, int, RandomState, Generator or SeedSequence
-    verbose : int
-        0: silent; otherwise progress bars over the partitions and the bootstrap replicates
-        (the result is the same).
-
-    Returns
-    -------
-    GroupBoundsResult
-        Groups can be looked up by name or index (row masks need the in-memory audit).
-
-    See Also
-    --------
-    summarize_trail : the summary every procedure runs on.
-    skfair_audit.group.certify_bounds : the in-memory audit.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> from skfair_audit.group import certify_bounds
-    >>> rng = np.random.default_rng(0)
-    >>> n = 4000
-    >>> trail = pd.DataFrame({"sex": rng.choice(["F", "M"], n), "y": rng.integers(0, 2, n)})
-    >>> trail["y_pred"] = np.where(rng.random(n) < 0.8, trail.y, 1 - trail.y)
-    >>> chunks = [trail.iloc[i:i + 1000] for i in range(0, n, 1000)]
-    >>> res = partitioned_certify_bounds(chunks, label="y", prediction="y_pred",
-    ...                                  protected=["sex"], metric="error_rate",
-    ...                                  n_resamples=200, random_state=0)
-    >>> res.names, res.bootstrap
-    (('sex=F', 'sex=M'), 'multinomial')
-    >>> ref = certify_bounds(trail.y, trail.y_pred, trail[["sex"]], metric="error_rate",
-    ...                      n_resamples=200, random_state=0)
-    >>> bool(np.array_equal(res.upper, ref.upper))   # bit for bit the in-memory audit
-    True
-    """
-    summary = summarize_trail(
-        trail, label=label, prediction=prediction, protected=protected, metric=metric,
-        target=target, pos_label=pos_label, depth=depth, include_all=include_all,
-        min_size=min_size, bootstrap=bootstrap, max_atoms=max_atoms, row_key=row_key,
-        n_resamples=n_resamples, batch_size=batch_size, random_state=random_state,
-        verbose=verbose)
-    poisson = summary.replicates is not None
-    return summary.certify_bounds(
-        alternative=alternative, alpha=alpha, scale=scale, p_star=p_star, w0=w0,
-        n_resamples=n_resamples, batch_size=None if poisson else batch_size,
-        random_state=random_state, verbose=verbose)
-
-
-_PARTITIONED_FLAG_GROUPS_PARAMETERS = {
-    **{k: v for k, v in _TRAIL.items() if k != "row_key"}, "q": [PROBABILITY],
-}
-
-
-@validate_params(_PARTITIONED_FLAG_GROUPS_PARAMETERS)
-def partitioned_flag_groups(
-    trail,
-    *,
-    label,
-    prediction,
-    protected,
-    metric,
-    target="overall",
-    epsilon0=0.0,
-    alternative="greater",
-    q=0.1,
-    pos_label=None,
-    depth=None,
-    include_all=False,
-    min_size=0,
-    verbose=0,
-):
-    """Benjamini–Hochberg flagging of a partitioned audit trail (delta-method p-values).
-
-    :func:`summarize_trail` followed by
-    :meth:`AuditSummary.flag_groups <skfair_audit.group.AuditSummary.flag_groups>`: exactly
-    :func:`skfair_audit.group.flag_groups` with ``se="delta"``, which only needs per-cell
-    moments — one pass over the partitions, no bootstrap, whatever the metric.
+    Its signature is the procedure's with the trail's columns first, the collection options
+    after ``pos_label``, the partitioned bootstrap controls (when the procedure draws
+    replicates; no ``n_jobs``: the partitions are the parallelism) and ``verbose``; the
+    options of ``procedure.partitioned_fixed`` are fixed.
 
     Parameters
     ----------
-    trail, label, prediction, protected, metric, target, pos_label, depth, include_all, \
-min_size
-        As in :func:`partitioned_certify_bounds`.
-    epsilon0 : float
-    alternative : {"greater", "less", "two-sided"}
-    q : float
-        False discovery rate.
-    verbose : int
-        0: silent; otherwise a progress bar over the partitions summarised.
+    procedure : Procedure
+        A registered procedure with ``compute`` (see
+        :func:`skfair_audit.group.register_procedure`).
 
     Returns
     -------
-    GroupFlagResult
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(0)
-    >>> g = rng.choice(["a", "b", "c"], 3000)
-    >>> trail = pd.DataFrame({"g": g, "y": 0,
-    ...                       "y_pred": (rng.random(3000) < np.where(g == "c", 0.3, 0.1))})
-    >>> trail["y_pred"] = trail.y_pred.astype(int)
-    >>> res = partitioned_flag_groups([trail.iloc[:1500], trail.iloc[1500:]], label="y",
-    ...                               prediction="y_pred", protected=["g"], metric="fpr",
-    ...                               epsilon0=0.02)
-    >>> res.flagged.tolist()
-    [False, False, True]
+    callable
     """
-    summary = summarize_trail(
-        trail, label=label, prediction=prediction, protected=protected, metric=metric,
-        target=target, pos_label=pos_label, depth=depth, include_all=include_all,
-        min_size=min_size, verbose=verbose)
-    return summary.flag_groups(epsilon0=epsilon0, alternative=alternative, q=q)
+    bootstrap_names = set(BOOTSTRAP_CONSTRAINTS)
+    options = [p for p in procedure.parameters
+               if p.name not in bootstrap_names and p.name not in procedure.partitioned_fixed]
+    cut = next((i + 1 for i, p in enumerate(options) if p.name == "pos_label"), len(options))
+    parameters = (*_TRAIL_PARAMETERS, *options[:cut], *_COLLECTION_PARAMETERS,
+                  *(_PARTITIONED_BOOTSTRAP if procedure.bootstrap else ()), _VERBOSE)
+    fixed = dict(procedure.partitioned_fixed)
+
+    def body(trail, **arguments):
+        summary = summarize_trail(trail, **{k: arguments[k] for k in _SUMMARY_ARGUMENTS
+                                            if k in arguments})
+        options = {k: v for k, v in arguments.items() if k not in _SUMMARY_ARGUMENTS}
+        if procedure.bootstrap:
+            poisson = summary.replicates is not None
+            options.update(n_resamples=arguments["n_resamples"],
+                           batch_size=None if poisson else arguments["batch_size"],
+                           random_state=arguments["random_state"],
+                           verbose=arguments["verbose"])
+        return procedure.method(summary, **fixed, **options)
+
+    name = f"partitioned_{procedure.function_name}"
+    summary = inspect.cleandoc(procedure.summary).rstrip(".")
+    return make_function(
+        name, positional=["trail"], parameters=parameters, body=body,
+        module="skfair_audit.scale._group",
+        doc=docstring(
+            f"{summary}, on a partitioned audit trail.",
+            description=f"""
+            :func:`summarize_trail` followed by
+            :meth:`AuditSummary.{procedure.function_name}
+            <skfair_audit.group.AuditSummary.{procedure.function_name}>`: the audit of
+            :func:`skfair_audit.group.{procedure.function_name}` on the intersections of the
+            ``protected`` columns. With a discrete metric the result is bit for bit the
+            in-memory function on the concatenated rows with the same ``random_state`` and
+            ``batch_size`` (multinomial bootstrap over the atoms at the driver); with a
+            continuous one, the Poisson bootstrap runs in the partitions (``result.bootstrap``
+            says which)."""
+            + (f" Fixed here: {', '.join(f'``{k}={v!r}``' for k, v in fixed.items())} (one "
+               "pass over the partitions)." if fixed else ""),
+            parameters=(_TRAIL_DOC, *parameters), returns=(
+                procedure.result.__name__,
+                "Groups can be looked up by name or index (row masks need the in-memory "
+                "audit)."),
+            see_also=("summarize_trail : the summary every procedure runs on.",
+                      f"skfair_audit.group.{procedure.function_name} : the in-memory audit."),
+            examples=procedure.examples.get("partitioned", "")))
+
+
+_BUILT = {}
+
+
+def partitioned(function_name):
+    """The partitioned function of the registered procedure whose public function is
+    ``function_name`` (built once per declaration).
+
+    Parameters
+    ----------
+    function_name : str
+        E.g. ``"certify_bounds"``.
+
+    Returns
+    -------
+    callable
+
+    Raises
+    ------
+    AttributeError
+        When no registered summary procedure has that function.
+    """
+    procedure = procedure_of_function(function_name)
+    if procedure is None or not procedure.on_summary:
+        raise AttributeError(f"no registered group procedure has a partitioned "
+                             f"{function_name!r} (see skfair_audit.group.register_procedure).")
+    if _BUILT.get(function_name, (None,))[0] is not procedure:
+        _BUILT[function_name] = (procedure, partitioned_function(procedure))
+    return _BUILT[function_name][1]
+
+
+partitioned_certify_bounds = partitioned("certify_bounds")
+partitioned_certify_threshold = partitioned("certify_threshold")
+partitioned_flag_groups = partitioned("flag_groups")
+
+#: The generated functions' examples, collected by ``pytest --doctest-modules``.
+__test__ = {f.__name__: f for f in (partitioned_certify_bounds, partitioned_certify_threshold,
+                                    partitioned_flag_groups)}
