@@ -7,14 +7,18 @@ B = 1,000; n = 10⁴, 10⁵ and 10⁶ audit rows. Each configuration runs in a f
 reports
 
 * ``fit`` (model and metric), ``audit_value`` (sample space, losses, transport problem, ψ̂)
-  and ``audit`` (the same plus the max-t bootstrap) wall times, and its peak resident memory;
+  and ``audit`` (the same plus the max-t bootstrap) wall times with ``n_jobs=1``, the
+  ``audit`` again with ``n_jobs=2`` (checked bit-identical), and its peak resident memory;
 * the floor every audit row needs: a ``scipy.spatial.cKDTree`` query (k = 1) of the same rows,
   mapped by the fitted metric, against the reference points (each with both protected
   levels), timed in the same process; ``value / floor`` is the per-row cost of the
   construction in units of that query.
 
 And UCI Adult in full (continuous columns, sex and race codes protected, the training file as
-the reference set, the 45,222 complete rows audited, B = 1,000). The machine may be shared:
+the reference set, the 45,222 complete rows audited, B = 1,000). And the scale-out: 10⁷ audit
+rows (the same law) in partitions of 500,000 on a Dask ``LocalCluster`` of 2 worker processes,
+``partitioned_faith_audit`` against ``FaithAuditor.audit`` on the first 10⁶ rows in memory
+(bit-identical there, and the throughput ratio in rows per second). The machine may be shared:
 the load average at the start and the end is recorded; ratios come from one process.
 
 Output: ``benchmarks/results/faith_reference_speed.json``. Run from the repository root::
@@ -40,7 +44,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 N_REFERENCE = 45_000
 N_RESAMPLES = 1_000
 TARGETS = {"million_seconds": 30.0, "million_gib": 1.5, "floor_ratio": 3.0,
-           "adult_seconds": 5.0}
+           "adult_seconds": 5.0, "dask_throughput_ratio": 1.5}
+DASK_ROWS = 10_000_000
 
 
 def _draw(n, seed):
@@ -75,6 +80,12 @@ def child_synthetic(n):
     start = time.perf_counter()
     result = auditor.audit(X, y)
     audit_seconds = time.perf_counter() - start
+    # Both cores: nearest-neighbour threads and bootstrap batches (the same bits).
+    start = time.perf_counter()
+    two = auditor.set_params(n_jobs=2).audit(X, y)
+    two_jobs_seconds = time.perf_counter() - start
+    same = bool(two.statistic == result.statistic and two.upper_bound == result.upper_bound
+                and np.array_equal(two.bootstrap_distribution, result.bootstrap_distribution))
     # The floor: one nearest-neighbour query per audit row against the reference points.
     reference = np.concatenate([np.column_stack([np.full(N_REFERENCE, g), X_ref[:, 1:]])
                                 for g in (0.0, 1.0)])
@@ -89,6 +100,7 @@ def child_synthetic(n):
         "floor_seconds": floor, "value_over_floor": value_seconds / floor,
         "audit_over_floor": audit_seconds / floor,
         "bootstrap_seconds": audit_seconds - value_seconds,
+        "audit_seconds_two_jobs": two_jobs_seconds, "two_jobs_identical": same,
         "peak_gib": _peak_gib(), "statistic": result.statistic, "value": value,
     }
 
@@ -118,8 +130,9 @@ def child_dask(total):
     n_parts = total // partition_rows
     X_ref, y_ref = _draw(N_REFERENCE, 0)
     columns = [f"x{j}" for j in range(X_ref.shape[1])]
+    # Both paths use both cores for the construction's chunks and the bootstrap batches.
     auditor = FaithAuditor(LogisticRegression(), protected=["x0"],
-                           metric="protected_euclidean", epsilon=0.05,
+                           metric="protected_euclidean", epsilon=0.05, n_jobs=2,
                            n_resamples=N_RESAMPLES, random_state=0, memory_limit="20GiB")
     auditor.fit(pd.DataFrame(X_ref, columns=columns), y_ref)
     meta = _partition(0, 2).iloc[:0]
@@ -214,6 +227,8 @@ def main():
     adult = None if args.quick else run_child("adult", 0)
     if adult:
         print(json.dumps(adult), flush=True)
+    dask = run_child("dask", 1_000_000 if args.quick else DASK_ROWS)
+    print(json.dumps(dask), flush=True)
     million = next((r for r in rows if r["n"] == 1_000_000), None)
     checks = {}
     if million:
@@ -227,6 +242,10 @@ def main():
     if adult:
         checks["adult"] = {"seconds": adult["audit_seconds"],
                            "met": bool(adult["audit_seconds"] <= TARGETS["adult_seconds"])}
+    checks["dask"] = {"bit_identical_on_subset": dask["bit_identical_on_subset"],
+                      "throughput_ratio": dask["throughput_ratio"],
+                      "met": bool(dask["bit_identical_on_subset"] and dask["throughput_ratio"]
+                                  <= TARGETS["dask_throughput_ratio"])}
     payload = {
         "script": "benchmarks/bench_faith_reference_speed.py",
         "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -235,7 +254,8 @@ def main():
                     "load_average_start": load_start, "load_average_end": os.getloadavg()},
         "settings": {"n_reference": N_REFERENCE, "n_resamples": N_RESAMPLES,
                      "epsilon": 0.05, "metric": "protected_euclidean"},
-        "targets": TARGETS, "scaling": rows, "adult": adult, "checks": checks,
+        "targets": TARGETS, "scaling": rows, "adult": adult, "dask": dask,
+        "checks": checks,
     }
     RESULTS.mkdir(exist_ok=True)
     stem = "faith_reference_speed_quick" if args.quick else "faith_reference_speed"
