@@ -146,7 +146,7 @@ def faith_table1():
         f"heat-map split.\n"
     )
     out.append(
-        f"\n**Figure 2 analogue** (``faith_compas_heatmap.png``, split {heat['seed']}, "
+        f"\n**Figure 2 analogue** (``faith_compas_table_heatmap.png``, split {heat['seed']}, "
         f"ε = {heat['epsilon']:g}, ψ = {num(heat['statistic'], 4)}): the adversarial moves, as "
         "written by the script:\n\n"
     )
@@ -403,8 +403,8 @@ def model_selection():
     c10, c50, c90 = rep["selected_C_quantiles_10_50_90"]
     out = [section("FaiTH: model selection (Figures 3 and 4)", "~")]
     out.append(
-        f"``bench_model_selection_compas.py`` (``model_selection_tradeoff.png``, "
-        f"``model_selection_coef_path.png``; split train {d['config']['n_train']:,} / "
+        f"``bench_model_selection_compas.py`` (``model_selection_compas_tradeoff.png``, "
+        f"``model_selection_compas_coef_path.png``; split train {d['config']['n_train']:,} / "
         f"validation {d['config']['n_validation']:,} / audit {d['config']['n_audit']:,}, "
         f"δ = {d['config']['delta']:g}, ε = {d['config']['epsilon']:g}, "
         f"{d['config']['method']} bootstrap as in the paper). The choice depends on the split: "
@@ -715,7 +715,7 @@ def tilt_speed():
     out.append(
         f"``bench_tilt_speed.py``: one audit of {d['rows']:,} rows with B = "
         f"{d['n_resamples']:,}, one thread, end to end (load average "
-        f"{d['load_average_before'][0]:.1f} before, {d['load_average_after'][0]:.1f} after); "
+        f"{d['machine']['load_average_start'][0]:.1f} before, {d['machine']['load_average_end'][0]:.1f} after); "
         "the generic approach timed on a few replicates in the same run and extrapolated.\n")
     rows = []
     for name, c in d["cases"].items():
@@ -821,8 +821,8 @@ def group_validity():
         f"tolerance of {meta['truth_tolerance']:g} (a disparity that is 0 in exact arithmetic "
         "comes out of floating point as ±1e-17). Run time "
         f"{meta['elapsed_seconds'] / 60:.0f} min with {meta['n_jobs']} jobs (load average "
-        f"{meta['load_average_at_start'][0]:.1f} at the start, "
-        f"{meta['versions']['load_average_at_end'][0]:.1f} at the end).\n"
+        f"{meta['machine']['load_average_start'][0]:.1f} at the start, "
+        f"{meta['machine']['load_average_end'][0]:.1f} at the end).\n"
     )
     cov = {(r["design"], r["config"], r["n"], r["scale"], r["quantity"]): r for r in rows
            if r["quantity"].startswith("coverage")}
@@ -935,8 +935,8 @@ def group_validity_small_groups():
         + ", ".join(f"{expected[str(n)]:.0f}" for n in meta["sizes"])
         + " negatives at n = " + ", ".join(f"{n:,}" for n in meta["sizes"])
         + f" rows. Run time {meta['elapsed_seconds'] / 60:.0f} min with {meta['n_jobs']} jobs "
-        f"(load average {meta['load_average_at_start'][0]:.1f} at the start, "
-        f"{meta['versions']['load_average_at_end'][0]:.1f} at the end).\n"
+        f"(load average {meta['machine']['load_average_start'][0]:.1f} at the start, "
+        f"{meta['machine']['load_average_end'][0]:.1f} at the end).\n"
     ]
     cell = {(r["config"], r["n"], r["scale"], r["quantity"]): r for r in rows}
     keys = list(dict.fromkeys((r["config"], r["n"], r["scale"]) for r in rows))
@@ -1358,7 +1358,7 @@ def faith_scale_guide(results=None):
         by_loss.setdefault(row.get("loss", "zero_one"), {}).setdefault(row["n"], {})[
             row["path"]] = row
     lines = [
-        f"``bench_faith_scale.py`` (run {results['started'][:10]}, {machine['cpu_count']} "
+        f"``bench_faith_scale.py`` (run {results['date'][:10]}, {machine['cpus']} "
         f"cores, load average {_scale_load(machine['load_average_start'])} at the start and "
         f"{_scale_load(machine['load_average_end'])} at the end: the machine was shared, so "
         "absolute times are upper bounds; the ratios between the two paths come from the same "
@@ -1496,8 +1496,8 @@ def monitoring_guide():
     out.append(
         f"\nRun time: {fw['seconds'] / 60:.1f} min (FWER), {fdr['seconds'] / 60:.1f} min "
         f"(FDR), {naive['seconds'] / 60:.1f} min (naive), on 2 shared cores (load average "
-        f"{val['load_average_at_start'][0]:.1f} at the start, "
-        f"{val['load_average_at_end'][0]:.1f} at the end).\n")
+        f"{val['machine']['load_average_start'][0]:.1f} at the start, "
+        f"{val['machine']['load_average_end'][0]:.1f} at the end).\n")
     power = load("monitor_power.json")
     batch = power["batch"]
     out.append(
@@ -1578,8 +1578,8 @@ def monitoring_guide():
         f"ONS bet {null_cell('monitor_ons_batch')}; defaults "
         f"{null_cell('monitor_batch_room_for_new_groups')}. Run time "
         f"{power['elapsed_seconds'] / 60:.1f} min (load average "
-        f"{power['load_average_at_start'][0]:.1f} at the start, "
-        f"{power['load_average_at_end'][0]:.1f} at the end).\n")
+        f"{power['machine']['load_average_start'][0]:.1f} at the start, "
+        f"{power['machine']['load_average_end'][0]:.1f} at the end).\n")
     shift = power["shift"]
     out.append(f"\n**Distribution shift**: the disparity appears after "
                f"{shift[0]['change_at_rows']:,} rows; monitor in batches of {batch}, "
@@ -1617,8 +1617,8 @@ def monitoring_guide():
         f"the same batch, timed alternately in one run: ratio "
         f"{speed['ratio_median_update_to_groupby']:.2f}× (totals "
         f"{speed['ratio_total_update_to_groupby']:.2f}×; load average "
-        f"{speed['load_average_at_start'][0]:.1f} at the start, "
-        f"{speed['load_average_at_end'][0]:.1f} at the end, {speed['machine']['cpus']} shared "
+        f"{speed['machine']['load_average_start'][0]:.1f} at the start, "
+        f"{speed['machine']['load_average_end'][0]:.1f} at the end, {speed['machine']['cpus']} shared "
         f"cores). State file: {speed['state_file_bytes'] / 2**10:,.0f} KiB. "
         f"{speed['dask_batches_checked']} batches as Dask DataFrames of 4 partitions gave "
         + ("a state identical bit for bit to the same rows in memory."
@@ -1639,7 +1639,7 @@ def monitoring_guide():
         f"{len(c['fdr']['flagged'])} with e-BH at q = 0.1. Flagged (FWER), with the rows "
         "seen when first flagged: "
         + "; ".join(f"{n} ({first(c['fwer'], n)})" for n in c["fwer"]["flagged"]) + ".\n")
-    out.append("\n.. image:: ../../benchmarks/results/monitor_compas.png\n"
+    out.append("\n.. image:: ../../benchmarks/results/monitor_real_compas.png\n"
                "   :alt: COMPAS FPR disparity confidence sequences over the rows seen\n")
     out.append(
         f"\n**UCI Adult in a fixed random order** ({a['rows']:,} rows, a look every "
@@ -1647,7 +1647,7 @@ def monitoring_guide():
         f"{a['train_rows']:,} other rows; absolute disparity above 5 points flagged, FWER 5%): "
         + (", ".join(f"{n} (from {first(a['fwer'], n)} rows)" for n in a["fwer"]["flagged"])
            or "no group") + " flagged.\n")
-    out.append("\n.. image:: ../../benchmarks/results/monitor_adult.png\n"
+    out.append("\n.. image:: ../../benchmarks/results/monitor_real_adult.png\n"
                "   :alt: UCI Adult selection-rate disparity confidence sequences\n")
     return "\n".join(out)
 
@@ -1657,8 +1657,8 @@ def faith_reference_speed_guide():
     results = load("faith_reference_speed.json")
     s, machine, checks = results["settings"], results["machine"], results["checks"]
     lines = [
-        f"``bench_faith_reference_speed.py`` (run {results['started'][:10]}, "
-        f"{machine['cpu_count']} cores, load average "
+        f"``bench_faith_reference_speed.py`` (run {results['date'][:10]}, "
+        f"{machine['cpus']} cores, load average "
         f"{_scale_load(machine['load_average_start'])} at the start and "
         f"{_scale_load(machine['load_average_end'])} at the end; ratios come from one process). "
         f"Synthetic audits with 5 continuous features and a binary protected attribute, a "
@@ -1920,8 +1920,8 @@ def engine_at_scale():
         "(``AuditSummary.from_rows``: encoding, metric, 59-group collection, atoms) against a "
         "pandas groupby-count over the same five columns, one thread, best of "
         f"{engine['repeat']} alternated runs each, in the same run (load average "
-        f"{engine['load_average_before'][0]:.1f} before, "
-        f"{engine['load_average_after'][0]:.1f} after, on {engine['machine']['cpus']} shared "
+        f"{engine['machine']['load_average_start'][0]:.1f} before, "
+        f"{engine['machine']['load_average_end'][0]:.1f} after, on {engine['machine']['cpus']} shared "
         "cores). Peak memory is the ``tracemalloc`` peak of the pass.\n"
     )
     rows = [
