@@ -33,7 +33,8 @@ from skfair_audit.datasets import fetch_compas  # noqa: E402
 from skfair_audit.faith import FaithAuditor  # noqa: E402
 
 FEATURES = ["sex", "race", "age_cat", "priors_cat", "c_charge_degree"]
-DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "benchmarks/results/faith_compas_table_heatmap.png"
+DEFAULT_OUTPUT = (Path(__file__).resolve().parents[2]
+                  / "benchmarks/results/faith_compas_table_heatmap.png")
 
 
 def main(output):
