@@ -54,3 +54,9 @@ def share(x):
     """A rate as a percentage with no decimals, e.g. for shares of splits."""
     return pct(x, 0)
 
+
+def figure(name, alt, *, depth=1):
+    """An rst image of ``benchmarks/results/<name>`` for a page ``depth`` folders below the
+    repository root (1: ``doc/``, 2: ``doc/user_guide/``)."""
+    return (f"\n.. image:: {'../' * depth}benchmarks/results/{name}\n"
+            f"   :width: 100%\n   :alt: {alt}\n")

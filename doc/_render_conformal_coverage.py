@@ -8,11 +8,12 @@ its JSON type; the test suite checks it against the committed files.
 
 from __future__ import annotations
 
-from _render_common import load, pct, section, table
+from _render_common import figure, load, pct, section, table
 
 #: The keys read from each results file, and their JSON types (see the docstring).
 READS = {
     "conformal_coverage.json": {
+        "figure": "str",
         "paper": "object",
         "paper.level_quoted": "str",
         "paper.min_lower_length_ge_1": "float",
@@ -51,6 +52,7 @@ READS = {
         "settings.n_audit": "int",
     },
     "rkhs_audit.json": {
+        "figure": "str",
         "paper": "object",
         "paper.union_lower_bound": "float",
         "realisation": "object",
@@ -120,6 +122,8 @@ def conformal_and_rkhs():
         f"{pct(real['rescaled_90']['length_ge_1']['min_lower'])} and "
         f"{pct(real['rescaled_90']['length_ge_2']['min_lower'])}.\n"
     )
+    out.append(figure(c["figure"], "The audit data with the CQR interval; 90% simultaneous "
+                      "lower bounds against the true coverage of every interval"))
     union = r["realisation"]["tilts"]["union"]
     all_key = next(k for k in r["repetitions"] if k.startswith("all_"))
     n_tilts = int(all_key.split("_")[1])
@@ -131,6 +135,8 @@ def conformal_and_rkhs():
         f"{pct(r['repetitions']['union_tilt']['coverage'], 0)} of the runs, and all "
         f"{n_tilts:,} tilts at once in {pct(r['repetitions'][all_key]['coverage'], 0)}.\n"
     )
+    out.append(figure(r["figure"], "The Gaussian RKHS tilt of the union of three sub-intervals, "
+                      "the queried tilts, and the interval tilts' bounds against their truth"))
     return "\n".join(out)
 
 

@@ -8,7 +8,7 @@ its JSON type; the test suite checks it against the committed files.
 
 from __future__ import annotations
 
-from _render_common import load, num, section, share, table
+from _render_common import figure, load, num, section, share, table
 
 #: The keys read from each results file, and their JSON types (see the docstring).
 READS = {
@@ -145,5 +145,7 @@ def faith_table1():
         "written by the script:\n\n"
     )
     out.append("\n".join(f"| {line.strip()}" for line in heat["reading"]) + "\n")
+    out.append(figure("faith_compas_table_heatmap.png", "Adversarial change in the cell counts "
+                      "of the audit split, for non-recidivists and recidivists"))
     return "\n".join(out)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from _render_common import RESULTS, load, num, pct, section, table
+from _render_common import RESULTS, figure, load, num, pct, section, table
 from scipy import stats
 
 #: The keys read from each results file, and their JSON types (see the docstring).
@@ -356,6 +356,8 @@ def faith_validity():
         )
         + " (the kink's limit is biased).\n"
     )
+    out.append(figure("faith_asymptotics.png", "Histograms of the scaled FaiTH statistic "
+                      "against the density of its limit law, one panel per instance"))
     solver = load("faith_solver.json")["compas_like"]
     out.append(
         f"\n**Exact solver** (``bench_faith_solver.py``): K = {solver['n_cells']} cells, "

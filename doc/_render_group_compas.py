@@ -8,7 +8,7 @@ its JSON type; the test suite checks it against the committed files.
 
 from __future__ import annotations
 
-from _render_common import load, pct, section, table
+from _render_common import figure, load, pct, section, table
 
 #: The keys read from each results file, and their JSON types (see the docstring).
 READS = {
@@ -16,6 +16,7 @@ READS = {
         "data": "object",
         "data.n_rows": "int",
         "data.paper_n_rows": "int",
+        "figures": "list",
         "flagging": "object",
         "flagging.fpr": "object",
         "flagging.fpr.flagged": "list",
@@ -64,6 +65,11 @@ def group_compas():
              f"{len(fpr['flagged'])} groups: " + "; ".join(fpr["flagged"])],
         ],
     ))
+    bounds, flags = d["figures"]
+    out.append(figure(bounds, "PPV of each race x sex x age intersection minus the "
+                      "Caucasian PPV: 90% simultaneous intervals"))
+    out.append(figure(flags, "Each group's FPR and PPV minus the overall rate with 1.96 "
+                      "standard-error bars, the groups flagged by Benjamini-Hochberg in red"))
     return "\n".join(out)
 
 

@@ -79,6 +79,9 @@ READS = {
         "seconds_for_this_n_all_configs": "column",
         "target": "column",
     },
+    "adult_fdr.json": {
+        "command": "str",
+    },
     "group_validity_small_groups.json": {
         "acceptance": "str",
         "alpha": "float",
@@ -203,7 +206,8 @@ def group_validity():
     fdr = load("adult_fdr.csv")
     worst = max(fdr, key=lambda r: float(r["fdr"]))
     out.append(
-        "\n**FDR on real data** (``bench_adult_fdr.py``, UCI Adult as the population, "
+        f"\n**FDR on real data** (``{load('adult_fdr.json')['command'].strip()}``, UCI Adult "
+        "as the population, "
         f"{worst['reps']} audits per setting, q = 0.1): the largest FDR over the "
         f"{len(fdr)} settings is {pct(worst['fdr'], 2)} ({worst['metric']}, n = "
         f"{int(worst['n']):,}); power at ε₀ = 0.02, n = 20,000: "

@@ -8,7 +8,7 @@ its JSON type; the test suite checks it against the committed files.
 
 from __future__ import annotations
 
-from _render_common import load, num, pct, section, table
+from _render_common import figure, load, num, pct, section, table
 
 #: The keys read from each results file, and their JSON types (see the docstring).
 READS = {
@@ -142,6 +142,9 @@ def model_selection():
         [[v, str(k + 1), *[str(p) if p is not None else "—" for p in positions[v]]]
          for k, v in enumerate(paper["entry_order"])],
     ))
+    out.append(figure("model_selection_compas_coef_path.png", "Coefficient paths of the "
+                      "l1-penalised logistic regression on the training part, with the "
+                      "selected C marked"))
     return "\n".join(out)
 
 

@@ -8,7 +8,7 @@ its JSON type; the test suite checks it against the committed files.
 
 from __future__ import annotations
 
-from _render_common import GENERATED, load, num, pct, section, table
+from _render_common import GENERATED, figure, load, num, pct, section, table
 
 #: The keys read from each results file, and their JSON types (see the docstring).
 READS = {
@@ -76,6 +76,7 @@ READS = {
         "rows": "int",
     },
     "conformal_tilts.json": {
+        "figure": "str",
         "realisation": "object",
         "realisation.monotone": "object",
         "realisation.monotone.class_supremum_over_critical_value": "float",
@@ -249,6 +250,8 @@ def tilt_results():
         f"comparison, the interval audit of the same trail bounds the coverage of every "
         f"interval of length ≥ 1 by {pct(length1['min_lower'])} at least.\n"
     )
+    out.append(figure(t["figure"], "The monotone and polynomial tilts' lower bounds on the "
+                      "conformal trail, against the true conditional coverage", depth=2))
     v = load("tilt_validity.json")
     out.append(
         f"**Validity.** ``bench_tilt_validity.py`` ({v['reps']} trials per cell, exact truth, "

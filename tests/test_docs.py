@@ -116,6 +116,33 @@ def test_every_renderer_documents_the_shape_it_reads():
                     name, file, path, kind, found)
 
 
+def test_every_result_is_named_after_its_script_listed_and_used():
+    # Was: outputs never shown (group_compas_ppv_bounds.png, group_compas_flags.png,
+    # rkhs_audit.png, adult_fdr.json), bench_progress.py listed nowhere, figures named
+    # otherwise than their scripts (model_selection_tradeoff.png, monitor_adult.png).
+    tables = _tables_module()
+    read = {file for p in (ROOT / "doc").glob("_render_*.py") if p.stem != "_render_common"
+            for file in getattr(tables, p.stem).READS}
+    pages = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "doc").rglob("*")
+                      if p.suffix in (".rst", ".inc"))
+    listing = (ROOT / "doc" / "reproducing.rst").read_text(encoding="utf-8")
+    scripts = [p for p in (ROOT / "benchmarks").glob("*.py") if not p.name.startswith("_")]
+    names = {p.stem.removeprefix("bench_").removeprefix("fig_") for p in scripts}
+    for script in scripts:
+        assert f"``{script.name}``" in listing, script.name
+    for result in (ROOT / "benchmarks" / "results").iterdir():
+        assert any(result.stem == n or result.stem.startswith(f"{n}_") for n in names), result
+        assert f"``{result.name}``" in listing, result.name
+        if result.suffix == ".png":
+            assert f"benchmarks/results/{result.name}" in pages, f"{result.name} is not shown"
+        elif result.suffix == ".csv" and result.name not in read:
+            # the CSV form of a JSON's rows
+            assert result.with_suffix(".json").name in read, result.name
+            assert _load(result.name) and "rows" in _load(result.with_suffix(".json").name)
+        else:
+            assert result.name in read, f"{result.name} is read by no renderer"
+
+
 def test_every_generated_page_is_up_to_date():
     # The reproduction page, the fair-metric fragments and the user guide's result fragments
     # quote the committed results only through the script: regenerating them from the
