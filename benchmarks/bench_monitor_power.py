@@ -300,7 +300,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=20261202)
     parser.add_argument("--output", default="monitor_power")
     args = parser.parse_args(argv)
-    run = Run(__file__, argv)
+    record = Run(__file__, argv)
     out = {"reps": args.reps, "null_reps": args.null_reps, "alpha": ALPHA,
            "base_rate": BASE, "batch": 2 * HALF, "share_with_new_levels": SHARE,
            "mixture_bettors": MIX_POINTS, "max_rows": args.max_rows, "seed": args.seed,
@@ -375,7 +375,7 @@ def main(argv=None):
         out["shift"].append(row)
         print(json.dumps(row), flush=True)
     out["elapsed_seconds"] = time.perf_counter() - start_all
-    print(f"wrote {write_results(run, out, name=args.output)}")
+    print(f"wrote {write_results(record, out, name=args.output)}")
 
 
 if __name__ == "__main__":
