@@ -169,6 +169,17 @@ def tilt_validity():
     return "\n".join(out)
 
 
+def conformal_tilts_figure():
+    """The figure of ``bench_conformal_tilts.py`` (its numbers are in the user guide)."""
+    t = load("conformal_tilts.json")
+    return (
+        "\n**Tilts on the conformal trail** (``bench_conformal_tilts.py``: the monotone and "
+        "polynomial tilt audits of the trail above; the user guide's group-fairness page "
+        "quotes its numbers):\n"
+        + figure(t["figure"], "The monotone and polynomial tilts' lower bounds on the "
+                 "conformal trail, against the true conditional coverage"))
+
+
 def tilt_speed():
     d = load("tilt_speed.json")
     out = [section("Tilt audits: speed", "~")]
@@ -250,8 +261,6 @@ def tilt_results():
         f"comparison, the interval audit of the same trail bounds the coverage of every "
         f"interval of length ≥ 1 by {pct(length1['min_lower'])} at least.\n"
     )
-    out.append(figure(t["figure"], "The monotone and polynomial tilts' lower bounds on the "
-                      "conformal trail, against the true conditional coverage", depth=2))
     v = load("tilt_validity.json")
     out.append(
         f"**Validity.** ``bench_tilt_validity.py`` ({v['reps']} trials per cell, exact truth, "

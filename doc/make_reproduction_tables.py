@@ -52,6 +52,7 @@ def reproduction_page():
         _render_model_selection_compas.model_selection(),
         _render_group_compas.group_compas(),
         _render_conformal_coverage.conformal_and_rkhs(),
+        _render_tilts.conformal_tilts_figure(),
         _render_rkhs_table4.rkhs_table4(),
         _render_tilts.tilt_validity(),
         _render_tilts.tilt_speed(),
