@@ -62,25 +62,18 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import csv  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import scipy  # noqa: E402
-import sklearn  # noqa: E402
+from _common import Run, write_results  # noqa: E402
 from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
 
-import skfair_audit  # noqa: E402
 from skfair_audit.datasets import fetch_adult  # noqa: E402
 from skfair_audit.group import DegenerateBootstrapWarning, flag_groups, intersections  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 N_TRAIN = 15_000
 Q = 0.1
 EPSILONS = (0.0, 0.02)
@@ -221,14 +214,6 @@ def summarise(rows, n, reps):
     return table
 
 
-def versions():
-    return {"python": sys.version.split()[0], "numpy": np.__version__,
-            "scipy": scipy.__version__, "pandas": pd.__version__,
-            "scikit-learn": sklearn.__version__, "skfair_audit": skfair_audit.__version__,
-            "platform": platform.platform(), "cpu_count": os.cpu_count(),
-            "load_average_at_end": os.getloadavg()}
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -237,7 +222,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=20240613)
     args = parser.parse_args(argv)
     reps = args.reps or (60 if args.quick else 500)
-    start = time.perf_counter()
+    run = Run(__file__, argv)
     root = np.random.SeedSequence(args.seed)
     seed_split, seed_model, seed_trials = root.spawn(3)
     attrs, y, y_pred, model_info = load_population(seed_split, seed_model)
@@ -268,15 +253,7 @@ def main(argv=None):
                   f" ({row['power_se']:.3f})  tested {row['mean_tested']:.0f}, nulls "
                   f"{row['mean_nulls']:.0f}, flags {row['mean_flags']:.1f}", flush=True)
         table.extend(part)
-    stem = "adult_fdr_quick" if args.quick else "adult_fdr"
-    RESULTS.mkdir(exist_ok=True)
-    with open(RESULTS / f"{stem}.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(table[0]))
-        writer.writeheader()
-        writer.writerows(table)
     result = {
-        "command": "SKFAIR_AUDIT_DATA=/path/to/data python benchmarks/bench_adult_fdr.py "
-                   + " ".join(sys.argv[1:] if argv is None else argv),
         "executable": sys.executable,
         "design": {
             "data": "fetch_adult(subset='all', dropna=True): 45,222 rows",
@@ -295,11 +272,11 @@ def main(argv=None):
         "paper_reference": "Cherian & Candes (2024) §4.2.1, Table 3: on Folktables, over "
                            "1,000 trials, estimated FDR below the nominal 0.1 at every "
                            "sample size (conservative).",
-        "versions": versions(),
-        "elapsed_seconds": round(time.perf_counter() - start, 1),
+        "elapsed_seconds": round(run.elapsed(), 1),
     }
-    (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {RESULTS / stem}.{{csv,json}} in {result['elapsed_seconds']:.0f} s")
+    path = write_results(run, result, suffix="_quick" if args.quick else "", rows=table,
+                         command="SKFAIR_AUDIT_DATA=/path/to/data " + run.command)
+    print(f"wrote {path} and its CSV in {result['elapsed_seconds']:.0f} s")
 
 
 if __name__ == "__main__":

@@ -50,25 +50,18 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _common import Run, write_results  # noqa: E402
+from _conformal import GRID, conformal_trail, simulate, true_bin_coverage  # noqa: E402
 from scipy import stats  # noqa: E402
-from sklearn.ensemble import GradientBoostingRegressor  # noqa: E402
 
-import skfair_audit  # noqa: E402
 from skfair_audit.group import certify_bounds, get_metric, intervals  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.1
-GRID = np.linspace(0.0, 5.0, 51)
 PAPER = {"min_lower_length_ge_1": 0.802, "min_lower_length_ge_2": 0.830,
          "level_quoted": "95% in the paper's summary (§1.1.1); 90% in our note"}
-K_MAX = 40  # Poisson(<= 1.1) mass beyond 40 is < 1e-40
 
 
 #: Levels of the repeated pipeline: 90% (our note) and 95% (the level the paper's summary
@@ -87,79 +80,6 @@ def _distribution(values):
     q10, q50, q90 = np.quantile(v, [0.1, 0.5, 0.9])
     return {"mean": float(v.mean()), "sd": float(v.std(ddof=1)) if v.size > 1 else 0.0,
             "q10": float(q10), "median": float(q50), "q90": float(q90)}
-
-
-def simulate(rng, n):
-    """``x ~ U(0, 5)``, ``y = Poisson(sin^2 x + 0.1) + 0.03 x Z + 25 1{U < 0.01} Z'``."""
-    x = rng.uniform(0.0, 5.0, n)
-    y = (rng.poisson(np.sin(x) ** 2 + 0.1) + 0.03 * x * rng.standard_normal(n)
-         + 25.0 * (rng.random(n) < 0.01) * rng.standard_normal(n))
-    return x, y
-
-
-@dataclass(frozen=True)
-class CQR:
-    """Split conformalized quantile regression at level ``1 - miscoverage``."""
-
-    lower_model: object
-    upper_model: object
-    offset: float
-
-    @classmethod
-    def fit(cls, x_train, y_train, x_cal, y_cal, *, miscoverage=0.1, random_state=0):
-        models = [
-            GradientBoostingRegressor(loss="quantile", alpha=a, random_state=random_state)
-            .fit(x_train[:, None], y_train)
-            for a in (miscoverage / 2, 1 - miscoverage / 2)
-        ]
-        lo, hi = (m.predict(x_cal[:, None]) for m in models)
-        scores = np.sort(np.maximum(lo - y_cal, y_cal - hi))
-        k = int(np.ceil((1 - miscoverage) * (scores.size + 1)))
-        offset = scores[min(k, scores.size) - 1]
-        return cls(models[0], models[1], float(offset))
-
-    def predict(self, x):
-        """``[q_lo(x) - Q, q_hi(x) + Q]``; where the two fitted quantiles cross (the interval
-        is empty) it is returned as the point ``[lo, lo]``, which covers ``y`` with
-        probability 0 (``y`` has a continuous noise component), so that
-        ``get_metric("coverage")``, which rejects ``low > high``, scores it 0."""
-        raw = self.predict_raw(x)
-        return np.column_stack([raw[:, 0], np.maximum(raw[:, 0], raw[:, 1])])
-
-    def predict_raw(self, x):
-        x = np.asarray(x, dtype=float)[:, None]
-        return np.column_stack([self.lower_model.predict(x) - self.offset,
-                                self.upper_model.predict(x) + self.offset])
-
-    def crossing_fraction(self, x):
-        raw = self.predict_raw(x)
-        return float(np.mean(raw[:, 0] > raw[:, 1]))
-
-
-def conditional_coverage(x, interval):
-    """Exact ``P(lo <= Y <= hi | X = x)`` under the generating model (for ``x > 0``).
-
-    Given ``x`` and ``K ~ Poisson(sin^2 x + 0.1)``, the noise is ``N(0, (0.03x)^2)`` with
-    probability 0.99 and ``N(0, (0.03x)^2 + 625)`` with probability 0.01.
-    """
-    lam = np.sin(x) ** 2 + 0.1
-    k = np.arange(K_MAX + 1)[:, None]
-    pk = stats.poisson.pmf(k, lam[None, :])
-    lo, hi = interval[:, 0][None, :], interval[:, 1][None, :]
-    out = np.zeros(x.size)
-    for weight, sd in ((0.99, 0.03 * x), (0.01, np.sqrt((0.03 * x) ** 2 + 625.0))):
-        mass = stats.norm.cdf((hi - k) / sd) - stats.norm.cdf((lo - k) / sd)
-        out += weight * (pk * mass).sum(axis=0)
-    return out
-
-
-def true_bin_coverage(cqr, points_per_bin=400):
-    """Coverage of each 0.1 bin: midpoint rule over ``x`` (uniform, so bins weigh equally)."""
-    width = np.diff(GRID)
-    u = (np.arange(points_per_bin) + 0.5) / points_per_bin
-    x = (GRID[:-1, None] + width[:, None] * u[None, :]).ravel()
-    cov = conditional_coverage(x, cqr.predict(x))
-    return cov.reshape(GRID.size - 1, points_per_bin).mean(axis=1), x, cov
 
 
 def mc_bin_coverage(cqr, rng, n_draws):
@@ -207,26 +127,6 @@ def summarise(res, truth, length):
     return out
 
 
-def conformal_trail(seed, *, n_train, n_cal, n_audit):
-    """One replicate's data and model: split CQR fitted on simulated training and calibration
-    samples, an audit sample, and the seed left for the audit's bootstrap.
-
-    The tilt and RKHS benchmarks audit the same trails (same seeds).
-
-    Returns
-    -------
-    cqr, x_audit, y_audit, bootstrap_seed
-    """
-    data_seed, model_seed, boot_seed = seed.spawn(3)
-    rng = np.random.default_rng(data_seed)
-    x_t, y_t = simulate(rng, n_train)
-    x_c, y_c = simulate(rng, n_cal)
-    x_a, y_a = simulate(rng, n_audit)
-    cqr = CQR.fit(x_t, y_t, x_c, y_c, miscoverage=0.1,
-                  random_state=int(model_seed.generate_state(1)[0] % 2**31))
-    return cqr, x_a, y_a, boot_seed
-
-
 def one_replicate(seed, *, n_train, n_cal, n_audit, B, alphas=(ALPHA,),
                   scales=("rescaled", "unscaled")):
     cqr, x_a, y_a, boot_seed = conformal_trail(seed, n_train=n_train, n_cal=n_cal,
@@ -240,17 +140,6 @@ def one_replicate(seed, *, n_train, n_cal, n_audit, B, alphas=(ALPHA,),
             results[(a, s)] = (res, truth, length)
     marginal = float(bin_cov.mean())
     return cqr, (x_a, y_a), bin_cov, results, marginal
-
-
-def versions():
-    import matplotlib
-    import scipy
-    import sklearn
-
-    return {"python": platform.python_version(), "numpy": np.__version__,
-            "scipy": scipy.__version__, "scikit-learn": sklearn.__version__,
-            "matplotlib": matplotlib.__version__, "skfair_audit": skfair_audit.__version__,
-            "platform": platform.platform(), "cpu_count": os.cpu_count()}
 
 
 def plot(path, cqr, audit_data, x_fine, cov_fine, res, truth, length, bin_cov):
@@ -318,7 +207,7 @@ def main(argv=None):
     reps = args.reps if args.reps is not None else (10 if args.quick else 200)
     mc_draws = args.mc_draws or (200_000 if args.quick else 1_000_000)
     suffix = "_quick" if args.quick else ""
-    t0 = time.perf_counter()
+    run = Run(__file__, argv, packages=("matplotlib",))
     main_seed, mc_seed, rep_seed = np.random.SeedSequence(args.seed).spawn(3)
     sizes = dict(n_train=args.n_train, n_cal=args.n_cal, n_audit=args.n_audit)
 
@@ -354,8 +243,7 @@ def main(argv=None):
             realisation[key]["all_below_mc_truth"] = bool(np.all(r.lower <= mc_truth))
             realisation[key]["margin_vs_mc_truth"] = float(np.min(mc_truth - r.lower))
 
-    RESULTS.mkdir(exist_ok=True)
-    png = RESULTS / f"conformal_coverage{suffix}.png"
+    png = run.path(suffix)
     plot(png, cqr, audit_data, x_fine, cov_fine, res, truth, length, bin_cov)
 
     # --- repetitions of the whole pipeline ----------------------------------------------
@@ -403,9 +291,7 @@ def main(argv=None):
         repetition["min_true_coverage_len2_mean"] = float(np.mean([r["min_true_len2"]
                                                                    for r in rows]))
     out = {
-        "command": "python " + " ".join([sys.argv[0], *(argv if argv is not None
-                                                        else sys.argv[1:])]),
-        "versions": versions(), "seed": args.seed,
+        "seed": args.seed,
         "settings": {**sizes, "alpha": ALPHA, "n_resamples": B, "grid": "0:0.1:5 (50 bins)",
                      "target": "constant 0 (bounds on coverage itself)",
                      "metric": "coverage, L = 1{lo <= y <= hi}",
@@ -418,10 +304,9 @@ def main(argv=None):
         "note": "The data are re-simulated (the paper's realisation and model are not "
                 "available), so the minimum bounds differ from the paper's 80.2% / 83.0%.",
         "figure": png.name,
-        "elapsed_seconds": time.perf_counter() - t0,
+        "elapsed_seconds": run.elapsed(),
     }
-    path = RESULTS / f"conformal_coverage{suffix}.json"
-    path.write_text(json.dumps(out, indent=2) + "\n")
+    path = write_results(run, out, suffix=suffix)
     print(json.dumps({"realisation": realisation, "repetitions": repetition}, indent=1))
     print(f"wrote {path} in {out['elapsed_seconds']:.1f} s")
 

@@ -44,23 +44,18 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _common import Run, write_results  # noqa: E402
+from _conformal import conditional_coverage as coverage_at  # noqa: E402
+from _conformal import conformal_trail  # noqa: E402
+from _tilt_events import monotone_event, polynomial_event  # noqa: E402
 from scipy import stats  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_conformal_coverage import conditional_coverage as coverage_at  # noqa: E402
-from bench_conformal_coverage import conformal_trail, versions  # noqa: E402
-from bench_tilt_validity import monotone_event, polynomial_event  # noqa: E402
 
 from skfair_audit.group import monotone_tilt_bounds, polynomial_tilt_bounds  # noqa: E402
 from skfair_audit.group._monotone import half_line_sums  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.1
 BINS = 50
 DEGREES = (2, 3)
@@ -172,14 +167,13 @@ def main(argv=None):
     reps = args.reps if args.reps is not None else (5 if args.quick else 100)
     suffix = "_quick" if args.quick else ""
     sizes = dict(n_train=args.n_train, n_cal=args.n_cal, n_audit=args.n_audit)
-    t0 = time.perf_counter()
+    run = Run(__file__, argv, packages=("matplotlib",))
     main_seed, _, rep_seed = np.random.SeedSequence(args.seed).spawn(3)
     cqr, monotone, polynomials, cov_fine = fit_and_audit(main_seed, B=B, **sizes)
     realisation = summarise(monotone, polynomials, cov_fine)
     realisation["true_marginal_coverage"] = float(cov_fine.mean())
     realisation["true_min_conditional_coverage"] = float(cov_fine.min())
-    RESULTS.mkdir(exist_ok=True)
-    png = RESULTS / f"conformal_tilts{suffix}.png"
+    png = run.path(suffix)
     plot(png, monotone, polynomials[DEGREES[0]], cqr, cov_fine)
     rows = []
     t_rep = time.perf_counter()
@@ -200,17 +194,14 @@ def main(argv=None):
                 "worst_true_mean": float(np.mean([r[key]["worst_true"] for r in rows])),
             }
     out = {
-        "command": "python " + " ".join([sys.argv[0], *(argv if argv is not None
-                                                        else sys.argv[1:])]),
-        "versions": versions(), "seed": args.seed,
+        "seed": args.seed,
         "settings": {**sizes, "alpha": ALPHA, "n_resamples": B, "bins": BINS,
                      "degrees": list(DEGREES), "target": "constant 0 (tilted coverage)",
                      "alternative": "lower", "metric": "coverage, L = 1{lo <= y <= hi}"},
         "realisation": realisation, "repetitions": repetition, "figure": png.name,
-        "elapsed_seconds": time.perf_counter() - t0,
+        "elapsed_seconds": run.elapsed(),
     }
-    path = RESULTS / f"conformal_tilts{suffix}.json"
-    path.write_text(json.dumps(out, indent=2) + "\n")
+    path = write_results(run, out, suffix=suffix)
     print(json.dumps({"realisation": realisation, "repetitions": repetition}, indent=1))
     print(f"wrote {path} in {out['elapsed_seconds']:.1f} s")
 

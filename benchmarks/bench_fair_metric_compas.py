@@ -51,23 +51,17 @@ repository). The JSON stores the command, versions, machine load and run time.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
+from _common import Run, write_results
+from _compas_models import split as selection_split
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_faith_compas_table import versions  # noqa: E402
-from bench_model_selection_compas import split as selection_split  # noqa: E402
 
 from skfair_audit.datasets import fetch_compas  # noqa: E402
 from skfair_audit.faith import (  # noqa: E402
@@ -79,7 +73,6 @@ from skfair_audit.faith import (  # noqa: E402
     faith_sensitivity,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
 FEATURES = ["sex", "race", "age_cat", "priors_cat", "c_charge_degree"]
 PROTECTED = ["race", "sex"]
 DATASETS = {"six races": "propublica", "African-American and Caucasian":
@@ -279,8 +272,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.quick:
         args.splits, args.resamples = 3, 200
-    start = time.perf_counter()
-    load_start = os.getloadavg()
+    run = Run(__file__, argv, packages=("joblib", "matplotlib", "fairlearn"))
     seeds = [args.seed + k for k in range(args.splits)]
 
     rows, summaries, sizes, sensitivity, level_counts = {}, {}, {}, None, {}
@@ -314,14 +306,12 @@ def main(argv=None):
     default6 = np.array([r["statistic"] for r in six if r["metric"] == "default"])
     protected6 = np.array([r["statistic"] for r in six if r["metric"] == "protected Euclidean"])
     suffix = "_quick" if args.quick else ""
-    RESULTS.mkdir(exist_ok=True)
-    figure = RESULTS / f"fair_metric_compas{suffix}.png"
+    figure = run.path(suffix)
     plot(rows, sensitivity, args.seed, figure)
-    elapsed = time.perf_counter() - start
+    elapsed = run.elapsed()
     issue = {data: {r["metric"]: r for r in rows[data] if r["seed"] == args.seed}
              for data in DATASETS}
     output = {
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "settings": {
             "features": FEATURES, "protected": PROTECTED, "epsilon": 0.0,
             "delta": args.delta, "n_resamples": args.resamples, "method": "m-out-of-n",
@@ -349,12 +339,9 @@ def main(argv=None):
         # The per-source table is kept for the issue's split only (above).
         "per_split": {data: [{k: v for k, v in row.items() if k != "sources"} for row in split]
                       for data, split in rows.items()},
-        "versions": versions(),
-        "load_average": {"start": list(load_start), "end": list(os.getloadavg())},
         "elapsed_seconds": elapsed,
     }
-    path = RESULTS / f"fair_metric_compas{suffix}.json"
-    path.write_text(json.dumps(output, indent=2, ensure_ascii=False) + "\n")
+    path = write_results(run, output, suffix=suffix)
     for data in DATASETS:
         print(f"\n{data} ({sizes[data]} rows), {args.splits} splits: ψ̂ / accuracy at ε = 0")
         for s in summaries[data]:

@@ -42,18 +42,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from importlib.metadata import version  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-import scipy  # noqa: E402
+from _common import Run, write_results  # noqa: E402
 
-import skfair_audit  # noqa: E402
 from skfair_audit.datasets import fetch_compas  # noqa: E402
 from skfair_audit.group import (  # noqa: E402
     DegenerateBootstrapWarning,
@@ -62,7 +57,6 @@ from skfair_audit.group import (  # noqa: E402
     intersections,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.1
 P_STAR = 0.01
 ATTRS = ["race", "sex", "age_cat"]
@@ -268,32 +262,23 @@ def main(argv=None):
     if Auditor is None:
         raise SystemExit(f"fairaudit is not importable ({FAIRAUDIT_ERROR}); run with the venv "
                          "described in the docstring.")
-    start = time.perf_counter()
+    run = Run(__file__, argv, packages=("fairaudit",),
+              threads={v: os.environ.get(v) for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                                    "MKL_NUM_THREADS")})
     frame = fetch_compas(preprocessing="propublica").frame
     ppv_seq, fpr_seq = np.random.SeedSequence(args.seed).spawn(2)
     print("(a) PPV certification", flush=True)
     result = {
-        "command": "SKFAIR_AUDIT_DATA=/path/to/data fairaudit-venv/bin/python "
-                   "benchmarks/bench_fairaudit_compas.py " + " ".join(
-                       sys.argv[1:] if argv is None else argv),
         "executable": sys.executable, "seed": args.seed,
         "ppv_certification": ppv_certification(frame, args.resamples, args.mc_seeds,
                                                 ppv_seq),
     }
     print("(b) FPR", flush=True)
     result["fpr"] = fpr_audit(frame, args.resamples, fpr_seq)
-    result["versions"] = {
-        "python": sys.version.split()[0], "numpy": np.__version__, "scipy": scipy.__version__,
-        "skfair_audit": skfair_audit.__version__, "fairaudit": version("fairaudit"),
-        "platform": platform.platform(), "cpu_count": os.cpu_count(),
-        "load_average_at_end": os.getloadavg(),
-        "threads": {v: os.environ.get(v) for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                                   "MKL_NUM_THREADS")},
-    }
-    result["elapsed_seconds"] = round(time.perf_counter() - start, 1)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "fairaudit_compas.json").write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {RESULTS / 'fairaudit_compas.json'} in {result['elapsed_seconds']:.0f} s")
+    result["elapsed_seconds"] = round(run.elapsed(), 1)
+    path = write_results(run, result, command="SKFAIR_AUDIT_DATA=/path/to/data "
+                         "fairaudit-venv/bin/" + run.command)
+    print(f"wrote {path} in {result['elapsed_seconds']:.0f} s")
 
 
 if __name__ == "__main__":

@@ -60,20 +60,14 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from importlib.metadata import version  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import scipy  # noqa: E402
-import sklearn  # noqa: E402
+from _common import Run, write_results  # noqa: E402
 
-import skfair_audit  # noqa: E402
 from skfair_audit.datasets import fetch_compas  # noqa: E402
 from skfair_audit.group import (  # noqa: E402
     DegenerateBootstrapWarning,
@@ -90,7 +84,6 @@ except Exception as exc:  # noqa: BLE001 - any import failure means "fairlearn s
     MetricFrame = None
     FAIRLEARN_ERROR = f"{type(exc).__name__}: {exc}"
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.1
 QUANTILES = [ALPHA / 2, 0.5, 1 - ALPHA / 2]
 SIZES = (1200, 795, 5)
@@ -344,17 +337,6 @@ def synthetic(B, draws, check_draws, seq):
     }
 
 
-def versions():
-    info = {"python": sys.version.split()[0], "numpy": np.__version__,
-            "scipy": scipy.__version__, "pandas": pd.__version__,
-            "scikit-learn": sklearn.__version__, "skfair_audit": skfair_audit.__version__,
-            "platform": platform.platform(), "cpu_count": os.cpu_count(),
-            "load_average_at_end": os.getloadavg()}
-    if MetricFrame is not None:
-        info["fairlearn"] = version("fairlearn")
-    return info
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -367,12 +349,9 @@ def main(argv=None):
     draws = args.draws or (60 if args.quick else 500)
     check_draws = args.check_draws if args.check_draws is not None else (2 if args.quick
                                                                          else 3)
-    start = time.perf_counter()
+    run = Run(__file__, argv, packages=("fairlearn",))
     compas_seq, synth_seq = np.random.SeedSequence(args.seed).spawn(2)
     result = {
-        "command": "SKFAIR_AUDIT_DATA=/path/to/data python "
-                   "benchmarks/bench_fairlearn_side_by_side.py "
-                   + " ".join(sys.argv[1:] if argv is None else argv),
         "executable": sys.executable, "seed": args.seed,
         "fairlearn_import_error": FAIRLEARN_ERROR,
     }
@@ -388,12 +367,10 @@ def main(argv=None):
           f"{s['ours_simultaneous_intervals_all_cover_truth_target0']['rate']:.3f}"
           f", ours gap excludes 0: {s['ours_gap_interval_excludes_0']['rate']:.3f}, any flag "
           f"{s['ours_flag_groups_any_flag_eps0_0_q0.1']['rate']:.3f}", flush=True)
-    result["versions"] = versions()
-    result["elapsed_seconds"] = round(time.perf_counter() - start, 1)
-    stem = "fairlearn_side_by_side_quick" if args.quick else "fairlearn_side_by_side"
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {RESULTS / stem}.json in {result['elapsed_seconds']:.0f} s")
+    result["elapsed_seconds"] = round(run.elapsed(), 1)
+    path = write_results(run, result, suffix="_quick" if args.quick else "",
+                         command="SKFAIR_AUDIT_DATA=/path/to/data " + run.command)
+    print(f"wrote {path} in {result['elapsed_seconds']:.0f} s")
 
 
 if __name__ == "__main__":

@@ -27,13 +27,11 @@ Run from the repository root (the data home must hold the COMPAS and Adult files
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
+from _common import Run, write_results
 from _faith_data import adult_numeric
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
@@ -43,7 +41,6 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from skfair_audit.datasets import fetch_compas
 from skfair_audit.faith import FaithAuditor, SaturatedBudgetWarning
 
-RESULTS = Path(__file__).resolve().parent / "results"
 OLD_DEFAULT = 0.1
 N_POINTS = 40
 
@@ -136,23 +133,19 @@ def plot(rows, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.parse_args()
+    run = Run(__file__)
     rows = [curve(*data()) for data in (adult, compas)]
     for row in rows:
         print(f"{row['name']}: psi(0) = {row['psi_zero']:.4f}, psi(inf) = "
               f"{row['psi_unlimited']:.4f}, eps_half = {row['epsilon_half']:.4g}, eps_95 = "
               f"{row['epsilon_95']:.4g}; at 0.1: {row['old_default']['statistic']:.4f} "
               f"(saturated: {row['old_default']['saturated']}); {row['seconds']:.1f} s")
-    RESULTS.mkdir(exist_ok=True)
-    plot(rows, RESULTS / "faith_budget.png")
+    plot(rows, run.path())
     payload = {
-        "script": "benchmarks/bench_faith_budget.py",
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "machine": {"python": platform.python_version(), "platform": platform.platform()},
         "settings": {"old_default": OLD_DEFAULT, "n_points": N_POINTS},
         "data": rows,
     }
-    (RESULTS / "faith_budget.json").write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"wrote {RESULTS / 'faith_budget.json'}")
+    print(f"wrote {write_results(run, payload)}")
 
 
 if __name__ == "__main__":

@@ -84,8 +84,8 @@ and stored in the JSON.
 
 Writes ``benchmarks/results/faith_compas_table.csv`` (the summary table),
 ``faith_compas_table.json`` (settings, seeds, versions, command, run time, summary, per-repetition
-rows, heat-map reading) and ``faith_compas_heatmap.png``; ``--quick`` (3 repetitions) writes
-``faith_compas_table_quick.*`` and ``faith_compas_heatmap_quick.png``.
+rows, heat-map reading) and ``faith_compas_table_heatmap.png``; ``--quick`` (3 repetitions) writes
+``faith_compas_table_quick.*`` and ``faith_compas_table_heatmap_quick.png``.
 
 Run time (2 cores shared with other jobs, load average 4-9, ``--n-jobs 2``): the stored full run
 (50 repetitions, B = 1,000, fairlearn rows included) took 463 s, about 18 s per repetition and
@@ -95,28 +95,22 @@ worker; ``--quick`` about 35-40 s. The measured time is stored in the JSON.
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import itertools
-import json
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from _common import RESULTS, Run, write_results
+from _compas_models import encoder, model, split
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_model_selection_compas import encoder, model, split  # noqa: E402
-
 from skfair_audit.datasets import fetch_compas  # noqa: E402
 from skfair_audit.faith import FaithAuditor  # noqa: E402
 from skfair_audit.model_selection import FairModelSelector  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 PROTECTED = ["race", "sex"]
 GROUP, UNPRIVILEGED, PRIVILEGED = "race", "African-American", "Caucasian"
 FAIRLEARN_METHODS = {
@@ -516,17 +510,6 @@ def one_feature_change_cost(auditor):
             "max": float(cost.max())}
 
 
-def versions():
-    out = {"python": sys.version.split()[0]}
-    for package in ("numpy", "scipy", "scikit-learn", "pandas", "joblib", "skfair_audit",
-                    "fairlearn", "matplotlib"):
-        try:
-            out[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            out[package] = None
-    return out
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 repetitions")
@@ -543,7 +526,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.quick:
         args.repeats = 3
-    start = time.perf_counter()
+    run = Run(__file__, argv, packages=("joblib", "matplotlib", "fairlearn"))
 
     has_fairlearn, fairlearn_info = fairlearn_status()
     use_fairlearn = has_fairlearn and not args.no_fairlearn
@@ -568,7 +551,7 @@ def main(argv=None):
     rep_seed = seeds[int(np.argmin(np.abs(lr_stats - np.median(lr_stats))))]
     suffix = "_quick" if args.quick else ""
     RESULTS.mkdir(exist_ok=True)
-    heat_path = RESULTS / f"faith_compas_heatmap{suffix}.png"
+    heat_path = run.path("_heatmap" + suffix)
     heat_result, reading, moves, change_cost = heatmap(X, y, rep_seed, args, heat_path)
 
     n_rows = len(y)
@@ -587,12 +570,11 @@ def main(argv=None):
           f"{heat_result.statistic:.4f}, lower bound {heat_result.lower_bound:.4f}):")
     print("\n".join(reading))
 
-    elapsed = time.perf_counter() - start
+    elapsed = run.elapsed()
     import pandas as pd
 
     pd.DataFrame(table).to_csv(RESULTS / f"faith_compas_table{suffix}.csv", index=False)
     output = {
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "settings": {
             "epsilons": args.epsilons,
             "epsilon_reasons": {
@@ -645,12 +627,9 @@ def main(argv=None):
             "moves": moves,
         },
         "per_repetition": rows,
-        "versions": versions(),
         "elapsed_seconds": elapsed,
     }
-    (RESULTS / f"faith_compas_table{suffix}.json").write_text(
-        json.dumps(output, indent=2, ensure_ascii=False) + "\n"
-    )
+    write_results(run, output, suffix=suffix)
     print(f"done in {elapsed:.1f} s")
 
 

@@ -77,18 +77,14 @@ two minutes.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
-import os
-import sys
 import time
 import warnings
-from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
-import sklearn
+from _common import Run, write_results  # noqa: E402
+from _faith_data import LEVEL, rate, thresholds  # noqa: E402
 from joblib import Parallel, delayed
 from scipy.spatial import cKDTree
 from sklearn.frozen import FrozenEstimator
@@ -98,10 +94,6 @@ from skfair_audit.faith import FaithAuditor, faith_audit
 from skfair_audit.faith._audit import saturation_budgets
 from skfair_audit.faith._uniform import uniform_inference
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_faith_validity import LEVEL, machine_info, rate, thresholds  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results"
 SEED = 20261201
 SIZES = (1_000, 5_000, 20_000)
 INSTANCES = ("protected_euclidean", "sensitive_subspace")
@@ -409,8 +401,8 @@ def main(argv=None):
     sizes = args.sizes or ([1_000, 5_000] if args.quick else list(SIZES))
     truth_draws = args.truth_draws or (1_000_000 if args.quick else TRUTH_DRAWS)
 
-    start = time.perf_counter()
-    machine = {**machine_info(), "scikit-learn": sklearn.__version__}
+    run = Run(__file__, argv)
+    start = run.started
     root = np.random.SeedSequence(SEED)
     cases = []
     for name, seed in zip(INSTANCES, root.spawn(len(INSTANCES)), strict=True):
@@ -488,18 +480,8 @@ def main(argv=None):
     print(json.dumps(summary, indent=1))
     print(f"\n{elapsed / 60:.1f} min")
 
-    RESULTS.mkdir(exist_ok=True)
-    stem = "faith_continuous_validity" + (
-        "_quick" if args.quick else "_confirmation" if args.confirm else "")
-    with open(RESULTS / f"{stem}.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    suffix = "_quick" if args.quick else "_confirmation" if args.confirm else ""
     meta = {
-        "command": " ".join(["python", "benchmarks/bench_faith_continuous_validity.py",
-                             *(sys.argv[1:] if argv is None else argv)]),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {**machine, "load_average_end": list(os.getloadavg())},
         "seed": SEED,
         "confidence_level": LEVEL,
         "reps_requested": reps,
@@ -515,7 +497,7 @@ def main(argv=None):
         "summary": summary,
         "rows": rows,
     }
-    (RESULTS / f"{stem}.json").write_text(json.dumps(meta, indent=1) + "\n")
+    write_results(run, meta, suffix=suffix, rows=rows)
 
 
 if __name__ == "__main__":

@@ -30,17 +30,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from _common import Run, write_results
 
-RESULTS = Path(__file__).resolve().parent / "results"
 N_REFERENCE = 45_000
 N_RESAMPLES = 1_000
 TARGETS = {"million_seconds": 30.0, "million_gib": 1.5, "floor_ratio": 3.0,
@@ -209,16 +206,16 @@ def run_child(kind, n):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="n up to 10^5, no Adult")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.child:
         kind, n = args.child
         print(json.dumps(CHILDREN[kind](int(n))))
         return
-    load_start = os.getloadavg()
+    run = Run(__file__, argv)
     sizes = (10_000, 100_000) if args.quick else (10_000, 100_000, 1_000_000)
     rows = []
     for n in sizes:
@@ -247,20 +244,13 @@ def main():
                       "met": bool(dask["bit_identical_on_subset"] and dask["throughput_ratio"]
                                   <= TARGETS["dask_throughput_ratio"])}
     payload = {
-        "script": "benchmarks/bench_faith_reference_speed.py",
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "quick": args.quick,
-        "machine": {"cpu_count": os.cpu_count(), "python": platform.python_version(),
-                    "load_average_start": load_start, "load_average_end": os.getloadavg()},
         "settings": {"n_reference": N_REFERENCE, "n_resamples": N_RESAMPLES,
                      "epsilon": 0.05, "metric": "protected_euclidean"},
         "targets": TARGETS, "scaling": rows, "adult": adult, "dask": dask,
         "checks": checks,
     }
-    RESULTS.mkdir(exist_ok=True)
-    stem = "faith_reference_speed_quick" if args.quick else "faith_reference_speed"
-    (RESULTS / f"{stem}.json").write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"wrote {RESULTS / stem}.json")
+    print(f"wrote {write_results(run, payload, suffix='_quick' if args.quick else '')}")
 
 
 if __name__ == "__main__":

@@ -48,20 +48,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
 import tempfile
 import time
 import warnings
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+from _common import Run, dumps, write_results
 from _faith_data import adult_numeric
 
-RESULTS = Path(__file__).resolve().parent / "results"
 SCRIPT = Path(__file__).resolve()
 N_RESAMPLES = 1000
 EPSILON = 0.1
@@ -296,10 +294,8 @@ def main(argv=None):
     sizes = [1_000, 2_000, 10_000] if args.quick else [
         1_000, 2_000, 10_000, 30_000, 100_000, 300_000, 1_000_000
     ]
-    output = args.output or (None if args.quick else RESULTS / "faith_scale.json")
-    started = datetime.now(timezone.utc)
-    load_start = os.getloadavg()
-    print(f"load average at start: {load_start}")
+    run = Run(__file__, argv)
+    print(f"load average at start: {run.load_average_start}")
 
     log_sizes = [1_000, 3_000] if args.quick else [1_000, 10_000, 100_000]
     scaling = []
@@ -339,15 +335,7 @@ def main(argv=None):
         }
 
     results = {
-        "benchmark": "bench_faith_scale.py",
         "quick": args.quick,
-        "started": started.isoformat(timespec="seconds"),
-        "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {
-            "platform": platform.platform(), "python": platform.python_version(),
-            "cpu_count": os.cpu_count(), "load_average_start": list(load_start),
-            "load_average_end": list(os.getloadavg()),
-        },
         "settings": {
             "n_resamples": N_RESAMPLES, "epsilon": EPSILON, "method": _default_method(),
             "loss": "zero_one", "metric": "sensitive_subspace (default)",
@@ -365,10 +353,12 @@ def main(argv=None):
             "cli": verdict(cli, "seconds", TARGETS["cli"]),
         },
     }
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {output}")
+    if args.output is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(dumps({**run.metadata(), **results}), encoding="utf-8")
+        print(f"wrote {args.output}")
+    elif not args.quick:
+        print(f"wrote {write_results(run, results)}")
     return 0
 
 

@@ -20,23 +20,18 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
-import os
 import platform
-import sys
 import time
 import tracemalloc
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-import scipy
+from _common import Run, dumps, write_results
 from scipy import sparse
 from scipy.optimize import linprog
 
 from skfair_audit.faith._solver import prepare_transport
 
-RESULTS = Path(__file__).resolve().parent / "results"
 BATCH = 1_000
 
 
@@ -215,27 +210,12 @@ def bench_scaling(rng, sizes, replicate_counts, epsilon_fraction, highs_up_to):
     return rows
 
 
-def machine_info():
-    try:
-        available = len(os.sched_getaffinity(0))
-    except AttributeError:
-        available = os.cpu_count()
-    return {
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "cpus_available": available,
-    }
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
     parser.add_argument("--output", type=Path, default=None, help="where to write the JSON")
     args = parser.parse_args(argv)
+    run = Run(__file__, argv, processor=platform.processor() or platform.machine())
     rng = np.random.default_rng(20240601)
     if args.quick:
         compas_args = {"n_replicates": 200, "n_highs": 5}
@@ -248,11 +228,6 @@ def main(argv=None):
     scaling = bench_scaling(rng, sizes, counts, epsilon_fraction=0.05, highs_up_to=highs_up_to)
     result = {
         "benchmark": "faith_solver",
-        "command": " ".join(["python", "benchmarks/bench_faith_solver.py", *sys.argv[1:]])
-        if argv is None
-        else " ".join(["main(", repr(argv), ")"]),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine_info(),
         "compas_like": compas,
         "scaling": scaling,
         "scaling_note": (
@@ -264,11 +239,11 @@ def main(argv=None):
         ),
     }
     out = args.output
-    if out is None and not args.quick:
-        out = RESULTS / "faith_solver.json"
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n")
+        out.write_text(dumps({**run.metadata(), **result}), encoding="utf-8")
+    elif not args.quick:
+        out = write_results(run, result)
 
     c = compas
     print(

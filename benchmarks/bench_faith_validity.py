@@ -93,19 +93,12 @@ B = 999 each, then the confirmations) took the time recorded in the committed JS
 from __future__ import annotations
 
 import argparse
-import csv
-import itertools
 import json
 import math
-import os
-import platform
-import sys
-import time
-from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
-import scipy
+from _common import RESULTS, Run, write_results
+from _faith_data import ALPHA, LEVEL, instances, rate, thresholds
 from joblib import Parallel, delayed
 
 from skfair_audit.faith._inference import bootstrap_root, bootstrap_scheme, root_bounds
@@ -117,10 +110,7 @@ from skfair_audit.faith._uniform import (
     uniform_inference,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
 SEED = 20241129
-LEVEL = 0.95
-ALPHA = 1.0 - LEVEL
 SIZES = (1_000, 5_000, 20_000)
 OFFSETS = (-4.0, -2.0, -1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
 QUICK_OFFSETS = (-4.0, -1.0, 0.0, 1.0, 4.0)
@@ -135,77 +125,6 @@ CONFIRM_FACTOR = 5
 CONTROL_CELLS = 6
 #: Audit samples per parallel task.
 CHUNK = 100
-
-
-def compas_like_grid():
-    """Loss, cost, forbidden mask, population pmf and cell table of the 144-cell grid."""
-    levels = (2, 2, 3, 3, 2)  # race, sex, age, priors, charge
-    weights = (0.0, 0.0, 1.0, 0.6, 0.3)  # protected attributes move for free
-    cells = np.array(list(itertools.product(*(range(k) for k in levels), range(2))))
-    features, label = cells[:, :-1], cells[:, -1]
-    cost = np.zeros((len(cells), len(cells)))
-    for k, w in enumerate(weights):
-        cost += w * (features[:, None, k] != features[None, :, k])
-    forbidden = label[:, None] != label[None, :]
-    score = (
-        -0.4
-        + 0.9 * features[:, 0]
-        - 0.3 * features[:, 1]
-        - 0.5 * features[:, 2]
-        + 0.8 * features[:, 3]
-        + 0.4 * features[:, 4]
-    )
-    prediction = (score > 0.3).astype(int)
-    loss = (prediction != label).astype(float)
-    rng = np.random.default_rng(7)
-    x = features[::2]
-    feature_pmf = rng.dirichlet(np.full(len(x), 5.0))
-    p_one = 1.0 / (1.0 + np.exp(-(-0.5 + 0.7 * x[:, 3] - 0.4 * x[:, 2] + 0.3 * x[:, 4])))
-    f_star = np.empty(len(cells))
-    f_star[0::2] = feature_pmf * (1.0 - p_one)
-    f_star[1::2] = feature_pmf * p_one
-    return loss, cost, forbidden, f_star, cells
-
-
-def instances():
-    """The benchmark instances, as dicts (name, problem, loss, cost, forbidden, f_star,
-    epsilon, truth, dual interval)."""
-    loss, cost, forbidden, f_star, cells = compas_like_grid()
-    problem = prepare_transport(loss, cost, forbidden)
-    # A second population on the same grid: the cells that must pay to move (rows with hull
-    # segments) are 4 times as likely, which decorrelates the two Gaussians of the kink law.
-    tilted = f_star.copy()
-    tilted[np.unique(problem.segment_row)] *= 4.0
-    tilted /= tilted.sum()
-    out = []
-    for name, pmf, where in (
-        ("gaussian", f_star, "mid"),
-        ("kink", f_star, "last"),
-        ("kink-strong", tilted, "last"),
-    ):
-        breaks, _ = problem.curve(pmf)
-        if breaks.size != 3:
-            raise RuntimeError(f"expected two breakpoints of the curve, got {breaks[1:]}")
-        # "last": exactly where the budget stops binding, from the solver's own breakpoints.
-        epsilon = 0.5 * (breaks[1] + breaks[2]) if where == "mid" else float(breaks[2])
-        lam_low, lam_high = problem.dual_multipliers(pmf, epsilon)
-        if (lam_low == lam_high) != (where == "mid"):
-            raise RuntimeError(f"unexpected dual interval {lam_low, lam_high} for {name}")
-        out.append(
-            {
-                "name": name,
-                "problem": problem,
-                "loss": loss,
-                "cost": cost,
-                "forbidden": forbidden,
-                "f_star": pmf,
-                "cells": cells,
-                "epsilon": float(epsilon),
-                "truth": float(problem.value(pmf, epsilon)),
-                "dual_interval": (lam_low, lam_high),
-            }
-        )
-    return out
 
 
 def hand_built():
@@ -329,12 +248,6 @@ def run_chunk(problem, f_star, n, epsilon, schemes, seeds, n_resamples):
     return out, near
 
 
-def rate(hits):
-    """Share of True and its Monte Carlo standard error."""
-    p = float(np.mean(hits))
-    return p, math.sqrt(p * (1.0 - p) / len(hits))
-
-
 def summarize(bounds, near, cell):
     """The row entries of one scheme in one grid cell."""
     value, lower, upper, low, high = bounds.T
@@ -354,12 +267,6 @@ def summarize(bounds, near, cell):
         row[f"power_certification_{k}se"] = float(np.mean(upper < truth + k * se_star))
     row["near_kink_rate"] = float(np.mean(near))
     return row
-
-
-def thresholds(reps):
-    """Acceptance thresholds: nominal ± 2 Monte Carlo standard errors at the nominal rate."""
-    mc_se = math.sqrt(ALPHA * (1.0 - ALPHA) / reps)
-    return ALPHA + 2.0 * mc_se, LEVEL - 2.0 * mc_se
 
 
 def verdicts(rows, reps, schemes, kink_instances):
@@ -518,22 +425,6 @@ def confirm_misses(misses, cases, cells, reps, n_resamples, n_jobs, stream=1):
     return out
 
 
-def machine_info():
-    try:
-        available = len(os.sched_getaffinity(0))
-    except AttributeError:
-        available = os.cpu_count()
-    return {
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "cpus_available": available,
-        "load_average_start": list(os.getloadavg()),
-    }
-
-
 def print_table(rows, schemes):
     print(f"{'instance':9} {'n':>6} {'h':>5} {'near':>5} " + " ".join(
         f"{s[:10]:>10}:{'dI':>6}{'cert':>6}{'cov':>6}" for s in schemes))
@@ -548,7 +439,7 @@ def print_table(rows, schemes):
         print(f"{inst:9} {n:>6} {h:>+5.2f} {first['near_kink_rate']:5.2f} " + " ".join(parts))
 
 
-def controls_only(args, cases, cells, machine, start):
+def controls_only(args, cases, cells, run):
     """The control confirmation of the committed default run, on its own.
 
     The same cells (:func:`control_cells` of the committed rows and misses), seeds and
@@ -559,15 +450,12 @@ def controls_only(args, cases, cells, machine, start):
     reps, n_resamples = committed["reps"], committed["n_resamples"]
     chosen = control_cells(committed["rows"], default["cells_missing_level"])
     out = confirm_misses(chosen, cases, cells, reps, n_resamples, args.n_jobs, stream=3)
-    elapsed = time.perf_counter() - start
+    elapsed = run.elapsed()
     for c in out:
         print(f"{c['instance']:9} {c['n']:>6} {c['offset_sd']:+5.2f}  dI "
               f"{c['type1_delta_test']:.4f}  cert {c['type1_certification']:.4f}  cov "
               f"{c['coverage_two_sided']:.4f}  holds {c['holds']}")
     meta = {
-        "command": "python benchmarks/bench_faith_validity.py --controls-only",
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {**machine, "load_average_end": list(os.getloadavg())},
         "of_run": {k: committed[k] for k in ("command", "date", "reps", "n_resamples")},
         "seed_sample": [SEED, 2], "seed_audits": [SEED, 3],
         "n_cells_passed": default["n_cells"] - len(default["cells_missing_level"]),
@@ -576,7 +464,8 @@ def controls_only(args, cases, cells, machine, start):
         "control_confirmation": out,
         "holds": all(c["holds"] for c in out),
     }
-    (RESULTS / "faith_validity_controls.json").write_text(json.dumps(meta, indent=1) + "\n")
+    write_results(run, meta, suffix="_controls",
+                  command="python benchmarks/bench_faith_validity.py --controls-only")
     print(f"wrote faith_validity_controls.json in {elapsed:.0f} s")
 
 
@@ -602,8 +491,7 @@ def main(argv=None):
     schemes = list(args.schemes)
     cases = validity_instances(args.instances)
 
-    start = time.perf_counter()
-    machine = machine_info()
+    run = Run(__file__, argv)
     root = np.random.SeedSequence(SEED)
     cells, cell_seeds = {}, {}
     for case, case_seed in zip(cases, root.spawn(len(cases)), strict=True):
@@ -614,7 +502,7 @@ def main(argv=None):
                 key = (case["name"], n, cell["offset_sd"])
                 cells[key], cell_seeds[key] = cell, cell_seed
     if args.controls_only:
-        controls_only(args, cases, cells, machine, start)
+        controls_only(args, cases, cells, run)
         return
     collected = audit_cells(cases, cells, cell_seeds, schemes, reps, n_resamples, args.n_jobs)
 
@@ -640,26 +528,16 @@ def main(argv=None):
             n_resamples, args.n_jobs, stream=3)
         default["holds_level_after_confirmation"] = all(
             c["holds"] for c in default["confirmation"] + default["control_confirmation"])
-    elapsed = time.perf_counter() - start
+    elapsed = run.elapsed()
     print(json.dumps(summary, indent=1))
     print(f"\n{reps} repetitions, B = {n_resamples}, {args.n_jobs} jobs: {elapsed:.0f} s")
 
-    RESULTS.mkdir(exist_ok=True)
-    stem = "faith_validity_quick" if args.quick else "faith_validity"
+    suffix = "_quick" if args.quick else ""
     if not args.quick and (list(args.instances) != list(DEFAULT_INSTANCES)
                            or schemes != list(DEFAULT_SCHEMES)
                            or list(args.sizes) != list(SIZES)):
-        stem += "_custom"
-    with open(RESULTS / f"{stem}.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+        suffix += "_custom"
     meta = {
-        "command": " ".join(
-            ["python", "benchmarks/bench_faith_validity.py", *(argv or sys.argv[1:])]
-        ),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {**machine, "load_average_end": list(os.getloadavg())},
         "seed": SEED,
         "confidence_level": LEVEL,
         "reps": reps,
@@ -685,7 +563,7 @@ def main(argv=None):
         "summary": summary,
         "rows": rows,
     }
-    (RESULTS / f"{stem}.json").write_text(json.dumps(meta, indent=1) + "\n")
+    write_results(run, meta, suffix=suffix, rows=rows)
 
 
 if __name__ == "__main__":

@@ -44,15 +44,11 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
 import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _common import Run, write_results  # noqa: E402
 
-import skfair_audit  # noqa: E402
 from skfair_audit.datasets import fetch_compas  # noqa: E402
 from skfair_audit.group import (  # noqa: E402
     DegenerateBootstrapWarning,
@@ -61,7 +57,6 @@ from skfair_audit.group import (  # noqa: E402
     intersections,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.1
 Q = 0.1
 EPS0 = 0.05
@@ -84,21 +79,6 @@ PAPER = {
         "younger male subpopulations appear to have higher PPV than the Caucasian target",
     ],
 }
-
-
-def versions():
-    import matplotlib
-    import pandas
-    import scipy
-    import sklearn
-
-    return {
-        "python": platform.python_version(), "numpy": np.__version__,
-        "scipy": scipy.__version__, "scikit-learn": sklearn.__version__,
-        "pandas": pandas.__version__, "matplotlib": matplotlib.__version__,
-        "skfair_audit": skfair_audit.__version__, "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-    }
 
 
 def _float(v):
@@ -318,7 +298,7 @@ def main(argv=None):
     B = args.resamples or (500 if args.quick else 2000)
     mc = args.mc_seeds or (5 if args.quick else 20)
     suffix = "_quick" if args.quick else ""
-    t0 = time.perf_counter()
+    run = Run(__file__, argv, packages=("matplotlib",))
     root = np.random.SeedSequence(args.seed)
     seeds = root.spawn(6)
 
@@ -330,16 +310,12 @@ def main(argv=None):
     res_full, aa, summary, table = certification(y, y_pred, sens, B, seeds[:4], mc)
     ppv, fpr, flags = flagging(y, y_pred, sens, B, seeds[4:])
 
-    RESULTS.mkdir(exist_ok=True)
-    png_bounds = RESULTS / f"group_compas_ppv_bounds{suffix}.png"
-    png_flags = RESULTS / f"group_compas_flags{suffix}.png"
+    png_bounds = run.path("_ppv_bounds" + suffix)
+    png_flags = run.path("_flags" + suffix)
     plot_bounds(res_full, aa, png_bounds)
     plot_flags(ppv, fpr, png_flags)
 
     out = {
-        "command": "python " + " ".join([sys.argv[0], *(argv if argv is not None
-                                                        else sys.argv[1:])]),
-        "versions": versions(),
         "seed": args.seed,
         "data": {
             "file": "compas-scores-two-years.csv (ProPublica, commit bafff5d)",
@@ -384,10 +360,9 @@ def main(argv=None):
             "figure5_claims": PAPER["figure5_claims"],
         },
         "figures": [png_bounds.name, png_flags.name],
-        "elapsed_seconds": time.perf_counter() - t0,
+        "elapsed_seconds": run.elapsed(),
     }
-    path = RESULTS / f"group_compas{suffix}.json"
-    path.write_text(json.dumps(out, indent=2) + "\n")
+    path = write_results(run, out, suffix=suffix)
     print(json.dumps(out["paper_comparison"], indent=2))
     print(f"wrote {path} in {out['elapsed_seconds']:.1f} s")
 

@@ -37,22 +37,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from _common import Run, best_time, peak_memory, write_results  # noqa: E402
 
-import skfair_audit  # noqa: E402
 from skfair_audit.group import AuditSummary  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import best_time, peak_memory  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results"
 LEVELS = {"race": ["A", "B", "C", "D"], "age": ["<25", "25-45", ">45"], "sex": ["F", "M"]}
 PROBS = {"race": [0.5, 0.25, 0.15, 0.10], "age": [0.2, 0.5, 0.3], "sex": [0.5, 0.5]}
 ATTRS = list(LEVELS)
@@ -140,28 +131,18 @@ def main(argv=None):
     parser.add_argument("--resamples", type=int, default=1000)
     args = parser.parse_args(argv)
     sizes = [10**5, 10**6] if args.quick else args.sizes
-    start = time.perf_counter()
-    load_before = os.getloadavg()
+    run = Run(__file__, argv,
+              note="2 cores shared with other jobs; ratios are from the same run")
     rows = [one_case(n, kind, args.repeat, args.resamples) for n in sizes for kind in KINDS]
-    load_after = os.getloadavg()
     result = {
-        "command": " ".join(["python", "benchmarks/bench_group_engine.py",
-                             *(sys.argv[1:] if argv is None else argv)]),
         "description": __doc__.split("\n\n")[2].strip(),
         "repeat": args.repeat,
         "cases": rows,
         "max_ratio_one_pass_to_groupby": max(r["ratio_one_pass_to_groupby"] for r in rows),
         "max_ratio_peak_to_input": max(r["ratio_peak_to_input"] for r in rows),
-        "load_average_before": load_before, "load_average_after": load_after,
-        "versions": {"python": platform.python_version(), "numpy": np.__version__,
-                     "pandas": pd.__version__, "skfair_audit": skfair_audit.__version__},
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                    "note": "2 cores shared with other jobs; ratios are from the same run"},
-        "elapsed_seconds": round(time.perf_counter() - start, 1),
+        "elapsed_seconds": round(run.elapsed(), 1),
     }
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / ("group_engine_quick.json" if args.quick else "group_engine.json")
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    path = write_results(run, result, suffix="_quick" if args.quick else "")
     print(f"largest ratio to the groupby: x{result['max_ratio_one_pass_to_groupby']:.2f}; "
           f"largest peak / input: x{result['max_ratio_peak_to_input']:.2f}")
     print(f"wrote {path}")

@@ -50,22 +50,14 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-import scipy  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+from _common import Run, best_time, peak_memory, write_results  # noqa: E402
 from _group_synthetic import categorical_design, interval_design  # noqa: E402
-from _timing import best_time, peak_memory  # noqa: E402
 
-import skfair_audit  # noqa: E402
 from skfair_audit.group import (  # noqa: E402
     AuditSummary,
     boxes,
@@ -75,7 +67,6 @@ from skfair_audit.group import (  # noqa: E402
     masks,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.1
 B = 500
 P_STAR = 0.01
@@ -381,22 +372,6 @@ def memory(batch_sizes, n_boxes_rows):
     return out
 
 
-def versions():
-    info = {"python": sys.version.split()[0], "numpy": np.__version__,
-            "scipy": scipy.__version__, "skfair_audit": skfair_audit.__version__,
-            "platform": platform.platform(), "cpu_count": os.cpu_count(),
-            "load_average_at_end": os.getloadavg(),
-            "threads": {v: os.environ.get(v) for v in ("OMP_NUM_THREADS",
-                                                       "OPENBLAS_NUM_THREADS",
-                                                       "MKL_NUM_THREADS")}}
-    if fairaudit is not None:
-        from importlib.metadata import version
-
-        info["fairaudit"] = version("fairaudit")
-        info["cvxpy"] = version("cvxpy")
-    return info
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -405,9 +380,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     repeat = 2 if args.quick else 3
     max_rows = min(args.max_rows, 1_000_000) if args.quick else args.max_rows
-    start = time.perf_counter()
-    result = {"command": "python benchmarks/bench_group_performance.py " + " ".join(
-        sys.argv[1:] if argv is None else argv), "executable": sys.executable}
+    run = Run(__file__, argv, packages=("fairaudit", "cvxpy"),
+              threads={v: os.environ.get(v) for v in ("OMP_NUM_THREADS",
+                                                      "OPENBLAS_NUM_THREADS",
+                                                      "MKL_NUM_THREADS")})
+    result = {"executable": sys.executable}
 
     print("(i) against fairaudit 0.0.1", flush=True)
     if fairaudit is None:
@@ -436,12 +413,9 @@ def main(argv=None):
 
     print("(iii) memory", flush=True)
     result["memory"] = memory([10, 50, 100, 500], 20_000 if args.quick else 100_000)
-    result["versions"] = versions()
-    result["elapsed_seconds"] = round(time.perf_counter() - start, 1)
-    stem = "group_performance_quick" if args.quick else "group_performance"
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
-    print(f"wrote {RESULTS / stem}.json in {result['elapsed_seconds']:.0f} s")
+    result["elapsed_seconds"] = round(run.elapsed(), 1)
+    path = write_results(run, result, suffix="_quick" if args.quick else "")
+    print(f"wrote {path} in {result['elapsed_seconds']:.0f} s")
 
 
 if __name__ == "__main__":

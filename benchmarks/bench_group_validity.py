@@ -75,23 +75,14 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import csv  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-import scipy  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+from _common import Run, write_results  # noqa: E402
 from _group_synthetic import categorical_design, interval_design  # noqa: E402
 
-import skfair_audit  # noqa: E402
 from skfair_audit.group import (  # noqa: E402
     certify_bounds,
     flag_groups,
@@ -99,7 +90,6 @@ from skfair_audit.group import (  # noqa: E402
     intervals,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
 DESIGNS = ("intersections", "intervals")
 CONFIGS = ("null", "alternative")
 SIZES = (1_000, 5_000, 20_000)
@@ -272,11 +262,11 @@ def summarize_small_groups(config, n, records):
     return rows
 
 
-def run_small_groups(args, reps, parallel):
+def run_small_groups(args, argv, reps, parallel):
     """The small-groups regime: its own results files (the main run's are left alone)."""
     from joblib import delayed
 
-    start, load_at_start = time.perf_counter(), os.getloadavg()
+    run = Run(__file__, argv, blas_threads=os.environ.get("OPENBLAS_NUM_THREADS"))
     rows, timings = [], {}
     for config in CONFIGS:
         for n in SMALL_GROUP_SIZES:
@@ -289,22 +279,14 @@ def run_small_groups(args, reps, parallel):
             timings[f"{config}/{n}"] = round(time.perf_counter() - t0, 2)
             print(f"  small groups/{config}/n={n}: {reps} audits in "
                   f"{timings[f'{config}/{n}']:.1f} s", flush=True)
-    elapsed = time.perf_counter() - start
+    elapsed = run.elapsed()
     print("\nSmall groups, false positive rate: simultaneous coverage (MC se)")
     for r in rows:
         print(f"{r['config']:12s}{r['n']:>7d} {r['scale']:12s}{r['quantity']:20s}"
               f"{100 * r['estimate']:6.1f} ({100 * r['mc_se']:.1f})  smallest group "
               f"{r['median_smallest_group']:.0f} negatives (median)")
-    stem = "group_validity_small_groups" + ("_quick" if args.quick else "")
-    fields = list(rows[0])
-    with open(RESULTS / f"{stem}.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: ("" if row[k] is None else row[k]) for k in fields})
     model = make_design("intersections", "null")
     meta = {
-        "command": "python benchmarks/bench_group_validity.py " + " ".join(sys.argv[1:]),
         "regime": "small-groups", "seed": args.seed,
         "seed_scheme": f"SeedSequence([seed, {SMALL_GROUPS_INDEX}, config_index, n, rep])"
                        ".spawn(2) -> (audit trail, bootstrap)",
@@ -320,11 +302,11 @@ def run_small_groups(args, reps, parallel):
             for n in SMALL_GROUP_SIZES},
         "n_jobs": args.n_jobs, "truth_tolerance": TRUTH_TOLERANCE,
         "acceptance": "coverage within -2/+3 points of 90%",
-        "load_average_at_start": load_at_start, "versions": versions(),
         "elapsed_seconds": round(elapsed, 1), "setting_seconds": timings, "rows": rows,
     }
-    (RESULTS / f"{stem}.json").write_text(json.dumps(meta, indent=2) + "\n")
-    print(f"\nwrote {RESULTS / stem}.csv/.json in {elapsed:.0f} s")
+    path = write_results(run, meta, suffix="_small_groups" + ("_quick" if args.quick else ""),
+                         rows=rows)
+    print(f"\nwrote {path} and its CSV in {elapsed:.0f} s")
 
 
 def run_chunk(design, config, n, reps, seed, n_resamples):
@@ -398,15 +380,6 @@ def truth_summary():
     return out
 
 
-def versions():
-    return {"python": sys.version.split()[0], "numpy": np.__version__,
-            "scipy": scipy.__version__, "skfair_audit": skfair_audit.__version__,
-            "platform": platform.platform(), "machine": platform.machine(),
-            "cpu_count": os.cpu_count(),
-            "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
-            "load_average_at_end": os.getloadavg()}
-
-
 def print_tables(rows):
     print("\nSimultaneous coverage of 90% bounds (MC se in parentheses)")
     print(f"{'design':14s}{'config':12s}{'n':>7s} {'scale':9s}{'lower':>16s}{'two-sided':>16s}"
@@ -437,21 +410,13 @@ def print_tables(rows):
               f"{100 * f['estimate']:9.1f} ({100 * f['mc_se']:.1f}){ptxt}")
 
 
-def save(rows, args, reps, timings, elapsed, complete, load_at_start):
+def save(run, rows, args, reps, timings, complete):
     """Write the CSV and JSON (after every setting, so a partial run leaves results)."""
-    stem = "group_validity_quick" if args.quick else "group_validity"
-    RESULTS.mkdir(exist_ok=True)
     fields = ["design", "n_groups", "config", "n", "quantity", "scale", "target_kind",
               "nominal", "estimate", "mc_se", "within_target", "reps", "mean_critical_value",
               "mean_median_margin", "mean_margin_large_group", "mean_margin_small_group",
               "mean_flagged"]
-    with open(RESULTS / f"{stem}.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in fields})
     meta = {
-        "command": "python benchmarks/bench_group_validity.py " + " ".join(sys.argv[1:]),
         "seed": args.seed,
         "seed_scheme": "SeedSequence([seed, design_index, config_index, n, rep]).spawn(2) "
                        "-> (audit trail, bootstrap)",
@@ -459,15 +424,14 @@ def save(rows, args, reps, timings, elapsed, complete, load_at_start):
         "p_star": P_STAR, "w0": "inf", "epsilon0_alternative": EPSILON0_ALT,
         "epsilon0_null": 0.0, "sizes": list(SIZES), "n_jobs": args.n_jobs,
         "truth_tolerance": TRUTH_TOLERANCE,
-        "load_average_at_start": load_at_start,
         "acceptance": "coverage within -2/+3 points of 90% at n >= 5000",
         "margin_groups": {"large": LARGE_GROUP, "small": SMALL_GROUP},
-        "truth": truth_summary(), "versions": versions(),
-        "elapsed_seconds": round(elapsed, 1), "complete": complete,
+        "truth": truth_summary(),
+        "elapsed_seconds": round(run.elapsed(), 1), "complete": complete,
         "setting_seconds": timings, "rows": rows,
     }
-    (RESULTS / f"{stem}.json").write_text(json.dumps(meta, indent=2) + "\n")
-    return stem
+    return write_results(run, meta, suffix="_quick" if args.quick else "",
+                         rows=[{k: row.get(k) for k in fields} for row in rows])
 
 
 def main(argv=None):
@@ -487,12 +451,11 @@ def main(argv=None):
     if args.regime == "small-groups":
         reps = args.reps or (60 if args.quick else SMALL_GROUPS_REPS)
         with Parallel(n_jobs=args.n_jobs) as parallel:
-            run_small_groups(args, reps, parallel)
+            run_small_groups(args, argv, reps, parallel)
         return
     reps = args.reps or (60 if args.quick else 500)
 
-    start = time.perf_counter()
-    load_at_start = os.getloadavg()
+    run = Run(__file__, argv, blas_threads=os.environ.get("OPENBLAS_NUM_THREADS"))
     rows, timings = [], {}
     n_chunks = max(1, 2 * args.n_jobs)
     with Parallel(n_jobs=args.n_jobs) as parallel:
@@ -509,14 +472,12 @@ def main(argv=None):
                     records = [r for part in parts for r in part]
                     rows.extend(summarize(design, config, n, records))
                     timings[f"{design}/{config}/{n}"] = round(time.perf_counter() - t0, 2)
-                    save(rows, args, reps, timings, time.perf_counter() - start, complete=False,
-                         load_at_start=load_at_start)
+                    save(run, rows, args, reps, timings, complete=False)
                     print(f"  {design}/{config}/n={n}: {reps} audits in "
                           f"{timings[f'{design}/{config}/{n}']:.1f} s", flush=True)
-    elapsed = time.perf_counter() - start
     print_tables(rows)
-    stem = save(rows, args, reps, timings, elapsed, complete=True, load_at_start=load_at_start)
-    print(f"\nwrote {RESULTS / stem}.csv/.json in {elapsed:.0f} s")
+    path = save(run, rows, args, reps, timings, complete=True)
+    print(f"\nwrote {path} and its CSV in {run.elapsed():.0f} s")
 
 
 if __name__ == "__main__":

@@ -51,8 +51,8 @@ kept), the order in which the variables enter along a 300-value path on the spli
 part (and how often it is the paper's), the selected C, whether the selected model passes on
 the audit split and whether the unpenalised LR is rejected.
 
-Writes ``benchmarks/results/model_selection_compas.json``, ``model_selection_tradeoff.png``
-(Figure 3) and ``model_selection_coef_path.png`` (Figure 4, on a 300-value path over the same
+Writes ``benchmarks/results/model_selection_compas.json``, ``model_selection_compas_tradeoff.png``
+(Figure 3) and ``model_selection_compas_coef_path.png`` (Figure 4, on a 300-value path over the same
 range, zoomed on the first two decades where the variables enter), and prints the tables.
 """
 
@@ -60,30 +60,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
+from _common import RESULTS, Run, write_results
+from _compas_models import encoder, model, split
 from sklearn.base import clone
-from sklearn.compose import ColumnTransformer
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
 from skfair_audit.datasets import fetch_compas
 from skfair_audit.faith import FaithAuditor
 from skfair_audit.model_selection import (
     FairModelSelector,
     coefficient_path,
-    l1_logistic_regression,
     plot_coefficient_path,
     plot_tradeoff,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
 PROTECTED = ["race", "sex"]
 PAPER = {
     "selected_inverse_lambda": 0.0145,
@@ -111,44 +105,6 @@ READABLE = {
 #: The paper's bootstrap: this script reproduces its Figures 3 and 4, and its committed results
 #: were computed with it (the library's default is now method="uniform").
 METHOD = "m-out-of-n"
-
-def split(X, y, seed):
-    """Train 50% / validation 20% / audit 30%, stratified by the label."""
-    rest, audit = train_test_split(
-        np.arange(len(y)), test_size=0.3, stratify=y, random_state=seed
-    )
-    train, val = train_test_split(
-        rest, test_size=2 / 7, stratify=y[rest], random_state=seed + 1
-    )
-    return np.sort(train), np.sort(val), np.sort(audit)
-
-
-def priors_thermometer(priors):
-    """The paper's priors variables: "has prior crimes" (> 0) and "more than 3 prior crimes"."""
-    values = np.asarray(priors, dtype=object).reshape(-1)
-    return np.column_stack([values != "0", values == ">3"]).astype(float)
-
-
-def priors_names(transformer, names_in):
-    return np.array(["has prior crimes", "more than 3 prior crimes"], dtype=object)
-
-
-def encoder():
-    """One-hot (first level dropped) for sex, race, age, charge; thermometer for priors."""
-    return ColumnTransformer(
-        [
-            ("onehot", OneHotEncoder(drop="first"),
-             ["sex", "race", "age_cat", "c_charge_degree"]),
-            ("priors", FunctionTransformer(priors_thermometer, feature_names_out=priors_names),
-             ["priors_cat"]),
-        ],
-        verbose_feature_names_out=False,
-    )
-
-
-def model():
-    return make_pipeline(encoder(), l1_logistic_regression())
-
 
 
 def audit(estimator, X_fit, y_fit, X_audit, y_audit, args):
@@ -263,7 +219,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--n-jobs", type=int, default=1)
     args = parser.parse_args(argv)
-    start = time.perf_counter()
+    record = Run(__file__, argv, packages=("matplotlib",))
 
     bunch = fetch_compas(preprocessing="propublica_aa_caucasian", download_if_missing=False)
     X, y = bunch.data, np.asarray(bunch.target)
@@ -380,7 +336,7 @@ def main(argv=None):
     ax.set_title(f"COMPAS: accuracy–fairness trade-off (δ={args.delta}, ε={args.epsilon})")
     fig.tight_layout()
     RESULTS.mkdir(exist_ok=True)
-    fig.savefig(RESULTS / "model_selection_tradeoff.png", dpi=130)
+    fig.savefig(record.path("_tradeoff"), dpi=130)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     readable = type(fine)(
         params=fine.params, coef=fine.coef, intercept=fine.intercept,
@@ -391,7 +347,7 @@ def main(argv=None):
     ax.set_xlim(c_values[0] * 0.8, c_values[0] * 100)
     ax.set_title("COMPAS: ℓ1 coefficient paths (training part)")
     fig.tight_layout()
-    fig.savefig(RESULTS / "model_selection_coef_path.png", dpi=130)
+    fig.savefig(record.path("_coef_path"), dpi=130)
 
     output = {
         "config": {
@@ -407,10 +363,9 @@ def main(argv=None):
         "selected": main_run,
         "repeats": summary,
         "comparison_with_paper": comparison,
-        "elapsed_seconds": time.perf_counter() - start,
-        "python": sys.version.split()[0],
+        "elapsed_seconds": record.elapsed(),
     }
-    (RESULTS / "model_selection_compas.json").write_text(json.dumps(output, indent=2) + "\n")
+    write_results(record, output)
     print(f"done in {output['elapsed_seconds']:.1f} s")
 
 

@@ -58,16 +58,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _common import Run, write_results  # noqa: E402
 from scipy import stats  # noqa: E402
 
-import skfair_audit  # noqa: E402
 from skfair_audit.group import AuditSummary, DegenerateBootstrapWarning  # noqa: E402
 from skfair_audit.monitor._betting import (  # noqa: E402
     BET_CAP,
@@ -84,7 +81,6 @@ from skfair_audit.monitor._betting import (  # noqa: E402
     plugin_bet,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
 BASE = 0.3
 ALPHA = 0.05
 HALF = 50  # rows of each group per batch
@@ -304,14 +300,10 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=20261202)
     parser.add_argument("--output", default="monitor_power")
     args = parser.parse_args(argv)
-    out = {"command": "python benchmarks/bench_monitor_power.py "
-                      + " ".join(argv if argv is not None else sys.argv[1:]),
-           "reps": args.reps, "null_reps": args.null_reps, "alpha": ALPHA,
+    record = Run(__file__, argv)
+    out = {"reps": args.reps, "null_reps": args.null_reps, "alpha": ALPHA,
            "base_rate": BASE, "batch": 2 * HALF, "share_with_new_levels": SHARE,
            "mixture_bettors": MIX_POINTS, "max_rows": args.max_rows, "seed": args.seed,
-           "load_average_at_start": os.getloadavg(),
-           "versions": {"python": platform.python_version(), "numpy": np.__version__,
-                        "skfair_audit": skfair_audit.__version__},
            "power": [], "shift": []}
     start_all = time.perf_counter()
     max_looks = args.max_rows // (2 * HALF)
@@ -383,10 +375,7 @@ def main(argv=None):
         out["shift"].append(row)
         print(json.dumps(row), flush=True)
     out["elapsed_seconds"] = time.perf_counter() - start_all
-    out["load_average_at_end"] = os.getloadavg()
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.output}.json").write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {RESULTS / (args.output + '.json')}")
+    print(f"wrote {write_results(record, out, name=args.output)}")
 
 
 if __name__ == "__main__":

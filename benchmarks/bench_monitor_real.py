@@ -18,7 +18,7 @@ Usage::
 
 Writes ``benchmarks/results/monitor_real.json`` (final tables, first-flag rows, the rows at
 each look) and the plots of the confidence sequences over time,
-``monitor_compas.png`` and ``monitor_adult.png``.
+``monitor_real_compas.png`` and ``monitor_real_adult.png``.
 """
 
 from __future__ import annotations
@@ -30,23 +30,20 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from _common import Run, write_results  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
-import skfair_audit  # noqa: E402
 from skfair_audit.datasets import fetch_adult, fetch_compas  # noqa: E402
 from skfair_audit.monitor import FairnessMonitor  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ADULT_NUMERIC = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
 
 
@@ -85,9 +82,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default="monitor_real")
     args = parser.parse_args(argv)
-    out = {"command": "python benchmarks/bench_monitor_real.py "
-                      + " ".join(argv if argv is not None else sys.argv[1:]),
-           "seed": args.seed, "skfair_audit": skfair_audit.__version__}
+    run = Run(__file__, argv, packages=("matplotlib",))
+    out = {"seed": args.seed}
     # COMPAS in screening-date order
     compas = fetch_compas(download_if_missing=False).frame
     compas = compas.sort_values(["screening_date", "id"], kind="stable").reset_index(drop=True)
@@ -105,7 +101,7 @@ def main(argv=None):
         res, first = replay(mon, trail, 100)
         out["compas"][procedure] = summary(res, first)
         if procedure == "fwer":
-            save_plot(res, RESULTS / "monitor_compas.png",
+            save_plot(res, run.path("_compas"),
                       "COMPAS 'high risk' rule, FPR disparity vs overall, screening-date order "
                       "(95% CSs)")
     # Adult in a fixed random order
@@ -127,13 +123,12 @@ def main(argv=None):
     out["adult"] = {"rows": len(trail), "batch": 500, "train_rows": n_train,
                     "model": "StandardScaler + LogisticRegression on " + ", ".join(ADULT_NUMERIC),
                     "fwer": summary(res, first)}
-    save_plot(res, RESULTS / "monitor_adult.png",
+    save_plot(res, run.path("_adult"),
               "UCI Adult, selection-rate disparity vs overall, random order (95% CSs)")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.output}.json").write_text(json.dumps(out, indent=2, default=str) + "\n")
-    print(json.dumps({k: (v if k in ("command", "seed") else {
+    write_results(run, out, name=args.output)
+    print(json.dumps({k: (v if k == "seed" else {
         kk: (vv["verdict"] if isinstance(vv, dict) and "verdict" in vv else vv)
-        for kk, vv in v.items()}) for k, v in out.items() if k != "skfair_audit"}, indent=1,
+        for kk, vv in v.items()}) for k, v in out.items()}, indent=1,
         default=str))
 
 

@@ -30,19 +30,16 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from _common import Run, write_results  # noqa: E402
 
-import skfair_audit  # noqa: E402
 from skfair_audit.monitor import FairnessMonitor  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 LEVELS = {"A": ["a0", "a1"], "B": ["b0", "b1", "b2"], "C": [f"c{j}" for j in range(5)]}
 STATE_ARRAYS = ("_log_up", "_log_down", "_n", "_k", "_low", "_high", "_max_log_e", "_since",
                 "_weights")
@@ -69,7 +66,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=20261203)
     parser.add_argument("--output", default="monitor_speed")
     args = parser.parse_args(argv)
-    load_start = os.getloadavg()
+    run = Run(__file__, argv)
     rng = np.random.default_rng(args.seed)
     mon = monitor()
     n_batches = args.rows // args.batch
@@ -105,8 +102,6 @@ def main(argv=None):
                          for k in STATE_ARRAYS)
     res = mon.result()
     out = {
-        "command": "python benchmarks/bench_monitor_speed.py "
-                   + " ".join(argv if argv is not None else sys.argv[1:]),
         "rows": n_batches * args.batch, "batch": args.batch, "batches": n_batches,
         "groups": len(res.names), "streams": len(mon.names_),
         "grid_size": mon.grid_size,
@@ -122,13 +117,8 @@ def main(argv=None):
         "dask_bit_identical": dask_equal,
         "flagged_at_end": int(res.flagged.sum()),
         "elapsed_seconds": elapsed,
-        "load_average_at_start": load_start, "load_average_at_end": os.getloadavg(),
-        "machine": {"cpus": os.cpu_count()},
-        "versions": {"python": platform.python_version(), "numpy": np.__version__,
-                     "pandas": pd.__version__, "skfair_audit": skfair_audit.__version__},
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.output}.json").write_text(json.dumps(out, indent=2) + "\n")
+    write_results(run, out, name=args.output)
     print(json.dumps(out, indent=2))
 
 

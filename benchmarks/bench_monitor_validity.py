@@ -48,15 +48,12 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _common import Run, write_results  # noqa: E402
 
-import skfair_audit  # noqa: E402
 from skfair_audit.group import (  # noqa: E402
     AuditSummary,
     DegenerateBootstrapWarning,
@@ -67,7 +64,6 @@ from skfair_audit.group import (  # noqa: E402
 from skfair_audit.monitor import simulate_crossings  # noqa: E402
 from skfair_audit.monitor._betting import log_capital_step, plugin_bet  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 SHARES = {"A": [0.55, 0.30, 0.12, 0.03], "B": [0.70, 0.25, 0.05], "C": [0.80, 0.20]}
 ALPHA = 0.05
 Q = 0.1
@@ -202,13 +198,6 @@ def naive_run(rng, n_streams, looks, batch, levels, codes, prob, member, rates, 
     return missed
 
 
-def versions():
-    import numpy
-    import scipy
-    return {"python": platform.python_version(), "numpy": numpy.__version__,
-            "scipy": scipy.__version__, "skfair_audit": skfair_audit.__version__}
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--streams", type=int, default=1000)
@@ -220,20 +209,18 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--output", default="monitor_validity")
     args = parser.parse_args(argv)
-    load_start = os.getloadavg()
+    run = Run(__file__, argv)
     levels, codes, prob, names, member = design()
     design_rng = np.random.default_rng([args.seed, 0])
     rates = design_rng.uniform(0.02, 0.5, prob.size)
-    out = {"command": "python benchmarks/bench_monitor_validity.py "
-                      + " ".join(argv if argv is not None else sys.argv[1:]),
-           "streams": args.streams, "looks": args.looks, "batch": args.batch,
+    out = {"streams": args.streams, "looks": args.looks, "batch": args.batch,
            "rows_per_stream": args.looks * args.batch, "alpha": ALPHA, "q": Q,
            "theta": THETA, "epsilon0": EPSILON0, "new_level_share": NEW_LEVEL_SHARE,
            "n_groups": len(names), "seed": args.seed,
            "smallest_cell_probability": float(prob.min()),
            "group_probability_range": [float((prob @ member).min()),
                                        float((prob @ member).max())],
-           "load_average_at_start": load_start, "versions": versions()}
+           }
     # 1. FWER
     start = time.perf_counter()
     firsts = []
@@ -292,10 +279,7 @@ def main(argv=None):
                     "n_resamples": args.naive_resamples,
                     "seconds": time.perf_counter() - start}
     print("naive", p, flush=True)
-    out["load_average_at_end"] = os.getloadavg()
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.output}.json").write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {RESULTS / (args.output + '.json')}")
+    print(f"wrote {write_results(run, out, name=args.output)}")
 
 
 if __name__ == "__main__":

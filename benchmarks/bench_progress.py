@@ -28,21 +28,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
-import pathlib
-import sys
 import time
 
 import numpy as np
+from _common import Run, best_time, write_results
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-
-from _timing import best_time  # noqa: E402
-
-from skfair_audit import _progress  # noqa: E402
-
-RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+from skfair_audit import _progress
 
 
 class _Recorder:
@@ -153,7 +145,7 @@ def main(argv=None):
     jobs = {"group bootstrap": _group_job(sizes["group"]),
             "FaiTH audit": _faith_job(sizes["faith"]),
             "model selection": _selection_job(sizes["selection"])}
-    load_before = os.getloadavg()
+    run = Run(__file__, argv)
     out = {"quick": args.quick, "sizes": sizes, "repeat": args.repeat, "jobs": {}}
     for name, job in jobs.items():
         record = _moves(job)
@@ -172,10 +164,7 @@ def main(argv=None):
               f"{record['longest_wait_s']:.2f} s of {record['bar_time_s']:.2f} s (job "
               f"{silent:.2f} s without the bar); with the bar "
               f"{loud:.2f} s (x{loud / silent:.3f}); identical: {same}")
-    out["loadavg_before"], out["loadavg_after"] = load_before, os.getloadavg()
-    name = "progress_quick.json" if args.quick else "progress.json"
-    (RESULTS / name).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    print(f"written: benchmarks/results/{name}")
+    print(f"written: {write_results(run, out, suffix='_quick' if args.quick else '')}")
 
 
 if __name__ == "__main__":

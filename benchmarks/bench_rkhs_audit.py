@@ -48,27 +48,16 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _common import Run, write_results  # noqa: E402
+from _conformal import GRID, conformal_trail, simulate, true_bin_coverage  # noqa: E402
 from scipy import stats  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_conformal_coverage import (  # noqa: E402
-    GRID,
-    conformal_trail,
-    simulate,
-    true_bin_coverage,
-    versions,
-)
 
 from skfair_audit.group import get_metric, rkhs_tilt_bounds  # noqa: E402
 from skfair_audit.group._rkhs import gaussian_kernel  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.1
 SIGMA = 0.5
 STEP = 0.05
@@ -201,7 +190,7 @@ def main(argv=None):
     mc_draws = args.mc_draws or (200_000 if args.quick else 1_000_000)
     suffix = "_quick" if args.quick else ""
     sizes = dict(n_train=args.n_train, n_cal=args.n_cal, n_audit=args.n_audit)
-    t0 = time.perf_counter()
+    run = Run(__file__, argv, packages=("matplotlib",))
     main_seed, mc_seed, rep_seed = np.random.SeedSequence(args.seed).spawn(3)
     names, coef_named = named_tilts()
     iv_names, coef_iv = interval_tilts()
@@ -253,8 +242,7 @@ def main(argv=None):
             "min_lower_length_ge_2": float(iv_lower[_lengths(iv_names) >= 2 - 1e-9].min()),
         },
     }
-    RESULTS.mkdir(exist_ok=True)
-    png = RESULTS / f"rkhs_audit{suffix}.png"
+    png = run.path(suffix)
     plot(png, x_fine, cov_fine, coef_named, names, value, lower, truth, iv_lower, iv_truth,
          union_literal)
 
@@ -284,9 +272,7 @@ def main(argv=None):
         repetition["min_margin_quantiles_5_50_95"] = np.quantile(
             [r["min_margin"] for r in rows], [0.05, 0.5, 0.95]).tolist()
     out = {
-        "command": "python " + " ".join([sys.argv[0], *(argv if argv is not None
-                                                        else sys.argv[1:])]),
-        "versions": versions(), "seed": args.seed,
+        "seed": args.seed,
         "settings": {**sizes, "alpha": ALPHA, "n_resamples": B, "bandwidth": SIGMA,
                      "target": "constant 0 (bounds on the tilted coverage itself)",
                      "alternative": "lower",
@@ -300,10 +286,9 @@ def main(argv=None):
                 "beyond each sub-interval), so its true tilted coverage differs from the "
                 "coverage on the literal union (also reported).",
         "figure": png.name,
-        "elapsed_seconds": time.perf_counter() - t0,
+        "elapsed_seconds": run.elapsed(),
     }
-    path = RESULTS / f"rkhs_audit{suffix}.json"
-    path.write_text(json.dumps(out, indent=2) + "\n")
+    path = write_results(run, out, suffix=suffix)
     print(json.dumps({"realisation": realisation, "repetitions": repetition}, indent=1))
     print(f"wrote {path} in {out['elapsed_seconds']:.1f} s")
 

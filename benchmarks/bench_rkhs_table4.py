@@ -49,18 +49,12 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _common import Run, write_results  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 from scipy import linalg, stats  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_conformal_coverage import versions  # noqa: E402
 
 from skfair_audit.group import rkhs_tilt_bounds  # noqa: E402
 from skfair_audit.group._rkhs import (  # noqa: E402
@@ -70,7 +64,6 @@ from skfair_audit.group._rkhs import (  # noqa: E402
     rescaled_rkhs_suprema,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.1
 GAMMA = 1.0
 BANDWIDTH = 1.0 / np.sqrt(2.0 * GAMMA)  # exp(-gamma d^2) = exp(-d^2 / (2 sigma^2))
@@ -200,7 +193,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=20240616)
     args = parser.parse_args(argv)
     trials = args.trials or (20 if args.quick else 200)
-    t0, load_before = time.perf_counter(), os.getloadavg()
+    run = Run(__file__, argv, packages=("matplotlib",))
     root = np.random.SeedSequence(args.seed)
     cells = []
     for design in ("Constant", "OLS"):
@@ -238,18 +231,13 @@ def main(argv=None):
             print(design, n, cell["unscaled"]["realised"], cell["rescaled"]["realised"],
                   cell.get("paper_floor"), round(cell["seconds"]), flush=True)
     out = {
-        "command": "python " + " ".join([sys.argv[0], *(argv if argv is not None
-                                                        else sys.argv[1:])]),
-        "versions": versions(), "seed": args.seed, "trials": trials,
+        "seed": args.seed, "trials": trials,
         "n_resamples": args.resamples, "nominal": 1 - ALPHA, "gamma": GAMMA,
         "bandwidth": BANDWIDTH, "p_star": P_STAR, "kernel_tol": TOL, "cells": cells,
         "paper": PAPER,
-        "load_average_before": load_before, "load_average_after": os.getloadavg(),
-        "elapsed_seconds": time.perf_counter() - t0,
+        "elapsed_seconds": run.elapsed(),
     }
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / ("rkhs_table4_quick.json" if args.quick else "rkhs_table4.json")
-    path.write_text(json.dumps(out, indent=2) + "\n")
+    path = write_results(run, out, suffix="_quick" if args.quick else "")
     print(f"wrote {path} in {out['elapsed_seconds']:.0f} s")
 
 

@@ -49,13 +49,11 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _common import Run, write_results  # noqa: E402
 
 ATTRS = ["race", "age", "sex"]
 COLUMNS = [*ATTRS, "y", "y_pred"]
@@ -320,7 +318,7 @@ def extrapolate(generated, poisson, persisted, rows=10**9, workers=100, fan_in=8
     }
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rows", type=int, default=10**7)
@@ -333,20 +331,17 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--n-seeds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=20240601)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.big_rows, args.partition_rows = 10**6, 4 * 10**6, 250_000
         args.poisson_rows, args.memory_rows, args.resamples = 250_000, 200_000, 200
         args.n_seeds, args.repeat = 3, 2
 
-    import dask
-    import distributed
-    import pandas as pd
     from distributed import Client, LocalCluster
 
-    import skfair_audit
 
-    started = time.perf_counter()
+    run = Run(__file__, argv, packages=("dask", "distributed"),
+              note="2 cores shared with other jobs; ratios are from the same run")
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       host="127.0.0.1", dashboard_address=None, memory_limit=0,
                       silence_logs=40) as cluster, Client(cluster) as client:
@@ -355,23 +350,13 @@ def main():
         poisson = poisson_run(client, args)
     agree = agreement(args)
     result = {
-        "command": " ".join(["python", "benchmarks/bench_scale_dask.py", *sys.argv[1:]]),
         "description": __doc__.split("\n\n")[2].strip(),
-        "versions": {
-            "python": platform.python_version(), "numpy": np.__version__,
-            "pandas": pd.__version__, "dask": dask.__version__,
-            "distributed": distributed.__version__, "skfair_audit": skfair_audit.__version__,
-        },
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                    "note": "2 cores shared with other jobs; ratios are from the same run"},
         "seed": args.seed, "workers": args.workers, "threads_per_worker": 1,
         "persisted": persisted, "generated": generated, "poisson": poisson,
         "agreement": agree, "extrapolation": extrapolate(generated, poisson, persisted),
-        "elapsed_seconds": round(time.perf_counter() - started, 1),
+        "elapsed_seconds": round(run.elapsed(), 1),
     }
-    name = "scale_dask_quick.json" if args.quick else "scale_dask.json"
-    path = Path(__file__).parent / "results" / name
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    path = write_results(run, result, suffix="_quick" if args.quick else "")
     print(json.dumps(result["extrapolation"], indent=2))
     print(f"wrote {path}")
 

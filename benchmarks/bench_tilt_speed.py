@@ -40,18 +40,12 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _common import Run, write_results  # noqa: E402
 from scipy import linalg  # noqa: E402
 from scipy.optimize import minimize  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_conformal_coverage import versions  # noqa: E402
 
 from skfair_audit.group import (  # noqa: E402
     monotone_tilt_bounds,
@@ -61,7 +55,6 @@ from skfair_audit.group import (  # noqa: E402
 from skfair_audit.group._polynomial import legendre_features  # noqa: E402
 from skfair_audit.group._rkhs import gaussian_kernel  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 COVERED = dict(metric=lambda y, p: p.astype(float), target=0.0, alternative="two-sided")
 
 
@@ -155,7 +148,7 @@ def main(argv=None):
     covered = (rng.random(n) < 0.93 - 0.02 * np.abs(x - 2.5)).astype(int)
     L = covered.astype(float)
     X2 = np.column_stack([x, rng.uniform(0.0, 1.0, n)])
-    load_before = os.getloadavg()
+    run = Run(__file__, argv, packages=("matplotlib",))
     common = dict(n_resamples=B, random_state=0)
     cases = {}
 
@@ -200,15 +193,10 @@ def main(argv=None):
             "(the paper's sampling, a lower bound of the supremum), 1 replicate timed"),
            f"refinement gap {res.refinement_gap:.3%}")
     out = {
-        "command": "python " + " ".join([sys.argv[0], *(argv if argv is not None
-                                                        else sys.argv[1:])]),
-        "versions": versions(), "rows": n, "n_resamples": B, "cases": cases,
-        "load_average_before": load_before, "load_average_after": os.getloadavg(),
+        "rows": n, "n_resamples": B, "cases": cases,
         "threads": 1,
     }
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / ("tilt_speed_quick.json" if args.quick else "tilt_speed.json")
-    path.write_text(json.dumps(out, indent=2) + "\n")
+    path = write_results(run, out, suffix="_quick" if args.quick else "")
     print(f"wrote {path}")
 
 

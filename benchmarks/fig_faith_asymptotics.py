@@ -25,14 +25,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
+from _common import RESULTS, Run, write_results
+from _faith_data import instances
 from scipy import stats
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_faith_validity import RESULTS, instances  # noqa: E402
 
 SEED = 20241130
 
@@ -81,6 +78,7 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=5_000)
     parser.add_argument("--limit-draws", type=int, default=200_000)
     args = parser.parse_args(argv)
+    run = Run(__file__, argv, packages=("matplotlib",))
 
     import matplotlib
 
@@ -138,8 +136,8 @@ def main(argv=None):
         }
     axes[0].set_ylabel("density")
     RESULTS.mkdir(exist_ok=True)
-    fig.savefig(RESULTS / "faith_asymptotics.png", dpi=130)
-    (RESULTS / "faith_asymptotics.json").write_text(json.dumps(summary, indent=2) + "\n")
+    fig.savefig(run.path(), dpi=130)
+    write_results(run, summary)
     print(json.dumps(summary, indent=2))
 
 

@@ -30,11 +30,17 @@ def test_example_runs(script, compas_bunch, tmp_path):
 def _tables_module():
     import importlib.util
 
+    # The driver imports its renderers (doc/_render_*.py) from its own directory, as
+    # ``python doc/make_reproduction_tables.py`` does.
     spec = importlib.util.spec_from_file_location(
         "make_reproduction_tables", ROOT / "doc" / "make_reproduction_tables.py"
     )
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(ROOT / "doc"))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "doc"))
     return module
 
 
@@ -63,6 +69,78 @@ def _load(name):
 
 
 GENERATED_HEADER = ".. This file is written by doc/make_reproduction_tables.py"
+
+
+def _shape(value, path):
+    """The JSON types at a ``READS`` path (``a.b`` nests, ``a[]`` is every item of ``a``; keys
+    may hold dots, so the longest key that starts the path is taken); empty where it is missing
+    (list items may lack an optional key)."""
+    if path.startswith("[]"):
+        rest = path[2:].removeprefix(".")
+        return {t for item in value for t in (_shape(item, rest) if rest else {_type(item)})}
+    keys = [k for k in value if path == k or path.startswith((f"{k}.", f"{k}[]"))]
+    if not keys:
+        return set()
+    key = max(keys, key=len)
+    rest = path[len(key):].removeprefix(".")
+    return _shape(value[key], rest) if rest else {_type(value[key])}
+
+
+def _type(value):
+    return {dict: "object", list: "list", str: "str", bool: "bool", int: "int", float: "float",
+            type(None): "null"}[type(value)]
+
+
+def test_every_renderer_documents_the_shape_it_reads():
+    # Was: ~20 undocumented JSON shapes hard-coded in one 2,000-line script. Each renderer
+    # doc/_render_<name>.py declares the keys it reads (READS); they are in the committed files
+    # with the declared types.
+    tables = _tables_module()
+    renderers = sorted((ROOT / "doc").glob("_render_*.py"))
+    modules = {p.stem: getattr(tables, p.stem, None) for p in renderers}
+    assert {name for name, m in modules.items() if m is None} == {"_render_common"}
+    for name, module in modules.items():
+        if module is None:
+            continue
+        assert module.__doc__ and "READS" in module.__doc__, name
+        for file, paths in module.READS.items():
+            data = _load(file)
+            for path, kind in paths.items():
+                if kind == "column":
+                    assert path in data[0], (name, file, path)
+                    continue
+                found = _shape(data, path)
+                assert found, (name, file, path)
+                numeric = {"int", "float"}
+                assert kind in found or (kind in numeric and found & numeric), (
+                    name, file, path, kind, found)
+
+
+def test_every_result_is_named_after_its_script_listed_and_used():
+    # Was: outputs never shown (group_compas_ppv_bounds.png, group_compas_flags.png,
+    # rkhs_audit.png, adult_fdr.json), bench_progress.py listed nowhere, figures named
+    # otherwise than their scripts (model_selection_tradeoff.png, monitor_adult.png).
+    tables = _tables_module()
+    read = {file for p in (ROOT / "doc").glob("_render_*.py") if p.stem != "_render_common"
+            for file in getattr(tables, p.stem).READS}
+    pages = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "doc").rglob("*")
+                      if p.suffix in (".rst", ".inc"))
+    listing = (ROOT / "doc" / "reproducing.rst").read_text(encoding="utf-8")
+    scripts = [p for p in (ROOT / "benchmarks").glob("*.py") if not p.name.startswith("_")]
+    names = {p.stem.removeprefix("bench_").removeprefix("fig_") for p in scripts}
+    for script in scripts:
+        assert f"``{script.name}``" in listing, script.name
+    for result in (ROOT / "benchmarks" / "results").iterdir():
+        assert any(result.stem == n or result.stem.startswith(f"{n}_") for n in names), result
+        assert f"``{result.name}``" in listing, result.name
+        if result.suffix == ".png":
+            assert f"benchmarks/results/{result.name}" in pages, f"{result.name} is not shown"
+        elif result.suffix == ".csv" and result.name not in read:
+            # the CSV form of a JSON's rows
+            assert result.with_suffix(".json").name in read, result.name
+            assert _load(result.name) and "rows" in _load(result.with_suffix(".json").name)
+        else:
+            assert result.name in read, f"{result.name} is read by no renderer"
 
 
 def test_every_generated_page_is_up_to_date():
@@ -225,7 +303,7 @@ def test_group_validity_truth_is_compared_with_a_tolerance():
     assert meta["truth"]["intervals/null"]["n_nonnull"] == 0
     assert meta["truth_tolerance"] == bench.TRUTH_TOLERANCE
     assert meta["command"].strip() == "python benchmarks/bench_group_validity.py"
-    assert len(meta["load_average_at_start"]) == 3
+    assert len(meta["machine"]["load_average_start"]) == 3
     null_fdr = [r for r in _load("group_validity.csv")
                 if (r["design"], r["config"], r["n"], r["quantity"])
                 == ("intervals", "null", "1000", "fdr")]
@@ -421,9 +499,9 @@ def test_agreement_with_fairaudit_is_computed_from_the_results():
     intervals = perf["intervals"]["dense_unscaled"]
     z = ((intervals["critical_value_fairaudit"] - intervals["critical_value_ours_mc_mean"])
          / (math.sqrt(2.0) * intervals["critical_value_ours_mc_sd"]))
-    assert tables.critical_value_z(intervals) == pytest.approx(z)
+    assert tables._render_peers.critical_value_z(intervals) == pytest.approx(z)
     stored = perf["intersections"]["rescaled"]
-    assert tables.critical_value_z(stored) == stored["critical_value_z"]
+    assert tables._render_peers.critical_value_z(stored) == stored["critical_value_z"]
     page = (ROOT / "doc" / "reproduction_tables.rst").read_text(encoding="utf-8")
     line = next(x for x in page.splitlines() if "bench_fairaudit_compas.py`` (fairaudit" in x)
     assert f"1,275 intervals, unscaled z = {z:.2f}" in line
@@ -435,7 +513,7 @@ def test_agreement_with_fairaudit_is_computed_from_the_results():
            + 10 * intervals["critical_value_ours_mc_sd"]}
     moved = {**perf, "intervals": {**perf["intervals"], "dense_unscaled": far}}
     assert "agree within Monte Carlo error in 4 of 5 cases" in (
-        tables.critical_value_agreement(moved, fa))
+        tables._render_peers.critical_value_agreement(moved, fa))
 
 
 def test_fdr_claim_of_the_guide_carries_the_conditions_of_the_theorem():
@@ -530,7 +608,7 @@ def test_minimum_group_size_of_adaptive_bounds_is_the_measured_one():
 
     tables = _tables_module()
     meta = _load("group_validity_small_groups.json")
-    short = tables.adaptive_shortfall(meta)
+    short = tables._render_group_validity.adaptive_shortfall(meta)
     assert short is not None and MIN_ROWS_ADAPTIVE_SCALE == short[1] + 1
     rows = [r for r in meta["rows"] if r["scale"] == "rescaled-w0" and r["n"] == short[0]]
     assert min(r["estimate"] for r in rows) < 0.88

@@ -14,7 +14,7 @@ script never downloads. Run it as::
     SKFAIR_AUDIT_DATA=/path/to/data python doc/examples/plot_faith_compas.py [figure.png]
 
 The figure goes to the path given on the command line, or to
-``benchmarks/results/faith_compas_heatmap.png``.
+``benchmarks/results/faith_compas_table_heatmap.png``.
 """
 
 import sys
@@ -33,7 +33,8 @@ from skfair_audit.datasets import fetch_compas  # noqa: E402
 from skfair_audit.faith import FaithAuditor  # noqa: E402
 
 FEATURES = ["sex", "race", "age_cat", "priors_cat", "c_charge_degree"]
-DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "benchmarks/results/faith_compas_heatmap.png"
+DEFAULT_OUTPUT = (Path(__file__).resolve().parents[2]
+                  / "benchmarks/results/faith_compas_table_heatmap.png")
 
 
 def main(output):

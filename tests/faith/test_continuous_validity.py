@@ -7,6 +7,7 @@ against a brute-force dual minimum, and a tiny run of the benchmark's audits mus
 
 import pathlib
 import runpy
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -18,7 +19,13 @@ BENCHMARK = (pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
 
 @pytest.fixture(scope="module")
 def bench():
-    return SimpleNamespace(**runpy.run_path(str(BENCHMARK), run_name="bench"))
+    # The script imports its helpers (``_common``, ``_faith_data``) from its own directory,
+    # as ``python benchmarks/bench_faith_continuous_validity.py`` does.
+    sys.path.insert(0, str(BENCHMARK.parent))
+    try:
+        return SimpleNamespace(**runpy.run_path(str(BENCHMARK), run_name="bench"))
+    finally:
+        sys.path.remove(str(BENCHMARK.parent))
 
 
 @pytest.fixture(scope="module")
