@@ -1,6 +1,6 @@
 """``python -m skfair_audit``: the command line."""
 
-from ._cli import main
+from .cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

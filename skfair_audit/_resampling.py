@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 
 from ._progress import track
-from .utils import seed_sequence
+from ._utils import seed_sequence
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT",

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from skfair_audit._cli import EXIT_ERROR, main
+from skfair_audit.cli._main import EXIT_ERROR, main
 
 
 def _trail(n, seed):

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from skfair_audit._cli import main
+from skfair_audit.cli._main import main
 
 pd = pytest.importorskip("pandas")
 

@@ -14,7 +14,7 @@ from html import escape
 import numpy as np
 import pytest
 
-from skfair_audit.utils import CARD_ROWS, format_value
+from skfair_audit._utils import CARD_ROWS, format_value
 
 html5lib = pytest.importorskip("html5lib")
 

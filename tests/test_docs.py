@@ -392,7 +392,7 @@ def test_getting_started_first_audit_prints_what_the_page_shows(compas_bunch, ca
     printed = capsys.readouterr().out.strip("\n")
     assert _same_up_to_rounding(expected, printed), printed
     # ... and it is the demonstration's audit on its first split, with its verdict
-    from skfair_audit._demo import N_SPLITS, _faith_split
+    from skfair_audit.cli._demo import N_SPLITS, _faith_split
 
     split = _faith_split(compas_bunch.data[namespace["X"].columns], compas_bunch.target,
                          0, namespace["auditor"].n_resamples)
@@ -463,7 +463,7 @@ def test_demo_budgets_are_the_compas_table_benchmarks():
     # The demo audits FaiTH at eps = 0 (the default budget of the API and the command line)
     # and at the documented eps > 0 of the COMPAS Table 1 benchmark, so that the non-Gaussian
     # machinery runs on real data in the demo too.
-    from skfair_audit._demo import DEMO_DELTA, DEMO_EPSILONS
+    from skfair_audit.cli._demo import DEMO_DELTA, DEMO_EPSILONS
     from skfair_audit.faith import FaithAuditor
 
     settings = _load("faith_compas_table.json")["settings"]

@@ -101,7 +101,7 @@ def test_the_cycle_detector_finds_a_cycle():
 
 
 def test_no_private_name_imported_from_another_subpackage():
-    """Private names stay in their subpackage (``utils`` and the shared private modules
+    """Private names stay in their subpackage (``_utils`` and the shared private modules
     ``_resampling``, ``_version`` excepted); a top-level module is its own subpackage."""
     hits = []
     for name, (path, is_package) in _modules().items():
@@ -112,7 +112,7 @@ def test_no_private_name_imported_from_another_subpackage():
             if target_parts[0] != "skfair_audit":
                 continue
             target = target_parts[1] if len(target_parts) > 1 else ""
-            if target == own or target in ("utils", "_resampling", "_version"):
+            if target == own or target in ("_utils", "_resampling", "_version"):
                 continue
             if imported and imported.startswith("_") and not imported.startswith("__"):
                 hits.append(f"{path.name}:{line} {module}.{imported}")
@@ -135,7 +135,7 @@ def test_public_scikit_learn_api_only():
 
 #: What the audit subpackages may import from the rest of the library: the shared result
 #: protocol and the shared helpers, never each other.
-AUDIT_SHARED = {"results", "utils", "_resampling", "_progress"}
+AUDIT_SHARED = {"results", "_utils", "_resampling", "_progress"}
 
 
 def _foreign_imports(modules, subpackage):

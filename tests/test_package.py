@@ -124,7 +124,7 @@ def test_readme_says_how_long_the_tests_take():
 def test_cli_help_and_errors(capsys, monkeypatch, tmp_path, closed_port_url):
     import dataclasses
 
-    from skfair_audit._cli import EXIT_ERROR, main
+    from skfair_audit.cli._main import EXIT_ERROR, main
     from skfair_audit.datasets import _compas
 
     # No data and no network: one line on stderr, exit code 2, no traceback.
@@ -148,8 +148,8 @@ def test_demo_runs_on_real_data(compas_bunch, capsys, tmp_path, parse_report):
     import json
     import re
 
-    from skfair_audit._cli import EXIT_PASS, main
-    from skfair_audit._demo import DEMO_EPSILONS, N_SPLITS_FAST
+    from skfair_audit.cli._demo import DEMO_EPSILONS, N_SPLITS_FAST
+    from skfair_audit.cli._main import EXIT_PASS, main
     from skfair_audit.faith import FaithAuditor
 
     output = tmp_path / "report"

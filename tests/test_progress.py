@@ -188,7 +188,7 @@ def test_dask_local_scheduler_counts_partitions(capsys):
 
 
 def test_command_line_shows_bars_unless_quiet(tmp_path, capsys):
-    from skfair_audit._cli import main
+    from skfair_audit.cli._main import main
 
     path = tmp_path / "trail.csv"
     _trail().to_csv(path, index=False)

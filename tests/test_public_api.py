@@ -18,8 +18,8 @@ numpydoc_validate = pytest.importorskip("numpydoc.validate")
 from numpydoc.docscrape import NumpyDocString  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SUBPACKAGES = ("datasets", "faith", "group", "model_selection", "monitor", "report", "results",
-               "scale", "utils")
+SUBPACKAGES = ("cli", "datasets", "faith", "group", "model_selection", "monitor", "report",
+               "results", "scale")
 
 #: numpydoc checks every public object must pass: a docstring with a summary, every
 #: parameter documented and none invented, a Returns section for functions.
@@ -126,7 +126,7 @@ def test_protected_names_the_protected_columns_everywhere():
 
 def test_default_alternatives_agree_in_functions_estimator_and_command_line(capsys):
     from skfair_audit import group, scale
-    from skfair_audit._cli import main
+    from skfair_audit.cli._main import main
     from skfair_audit.group._summary import DEFAULT_ALTERNATIVES
 
     for procedure, functions in {
@@ -204,6 +204,8 @@ NO_DISPLAY = {
     "GridSpace": "an input of the audit (the sample space), not a result",
     "EmpiricalSpace": "an input of the audit (the sample space), not a result",
     "AuditRows": "an input of the audit (the audit sample summarised), not a result",
+    "Interval": "a constraint of a declared parameter (an input), not a result",
+    "Options": "a constraint of a declared parameter (an input), not a result",
     "Metric": "an input of the group audit (the per-row metric), not a result",
     "GroupCollection": "an input of the group audit (the groups), not a result",
     "AuditSummary": "the counts the group procedures run on, not a result",

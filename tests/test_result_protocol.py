@@ -9,8 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from skfair_audit.results import AuditResult, ResultTable, Verdict
-from skfair_audit.utils import ConfidenceInterval
+from skfair_audit.results import AuditResult, ConfidenceInterval, ResultTable, Verdict
 
 #: Every result class of the audits (the ``display_results`` fixture holds one of each).
 RESULTS = ("FaithResult", "FaithSensitivityResult", "GroupBoundsResult",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sklearn.utils import Bunch
 
-from ..utils import import_optional
+from .._utils import import_optional
 from ._base import RemoteFile, fetch_file
 
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/adult"

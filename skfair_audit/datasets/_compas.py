@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sklearn.utils import Bunch
 
-from ..utils import import_optional
+from .._utils import import_optional
 from ._base import RemoteFile, fetch_file
 
 _COMMIT = "bafff5da3f2e45eca6c2d5055faad269defd135a"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._resampling import DEFAULT_MEMORY_LIMIT
-from ..utils import check_confidence_level
+from .._utils import check_confidence_level
 from ._diagnostics import (
     DegenerateMetricWarning,
     degenerate_metric_message,

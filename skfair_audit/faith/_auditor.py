@@ -15,7 +15,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory, parse_memory_limit
-from ..utils import (
+from .._utils import (
     ARRAY_LIKE,
     BOOLEAN,
     CALLABLE,

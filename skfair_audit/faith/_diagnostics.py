@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils.validation import check_array
 
+from .._utils import html_card, html_table, html_verdict, records_to_frame
 from ..results import ResultTable
-from ..utils import html_card, html_table, html_verdict, records_to_frame
 from ._metric import _protected_groups
 
 __all__ = [

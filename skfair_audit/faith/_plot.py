@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 
-from ..utils import import_optional
+from .._utils import import_optional
 
 
 def _split_features(names, rows, columns):

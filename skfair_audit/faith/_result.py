@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory
-from ..results import AuditResult, ResultTable, Verdict
-from ..utils import (
+from .._utils import (
     CARD_ROWS,
     ConfidenceInterval,
     card_figure,
@@ -21,6 +20,7 @@ from ..utils import (
     html_verdict,
     records_to_frame,
 )
+from ..results import AuditResult, ResultTable, Verdict
 from ._diagnostics import MetricDiagnostics, degenerate_metric_reasons
 from ._inference import root_bounds
 from ._uniform import LinearPieces

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._resampling import check_memory
-from ..utils import import_optional, level_codes, missing_mask
+from .._utils import import_optional, level_codes, missing_mask
 
 __all__ = [
     "CellNames", "EmpiricalSpace", "GridSpace", "forbidden_moves", "move_groups",

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..results import AuditResult, ResultTable, Verdict
-from ..utils import (
+from .._utils import (
     CARD_ROWS,
     ConfidenceInterval,
     card_figure,
@@ -27,6 +26,7 @@ from ..utils import (
     import_optional,
     records_to_frame,
 )
+from ..results import AuditResult, ResultTable, Verdict
 from ._solver import check_epsilon
 
 __all__ = ["FaithSensitivityResult", "faith_sensitivity"]

@@ -20,6 +20,7 @@ the declarations or dispatch through them. :func:`register_procedure` adds one.
 """
 
 # The shared Verdict and ResultTable keep their old names here (documented in results).
+from .._utils import Interval, Options
 from ..results import ResultTable as ResultTable
 from ..results import Verdict as Verdict
 from ._bootstrap import DegenerateBootstrapWarning
@@ -72,6 +73,7 @@ __all__ = [
     "DegenerateBootstrapWarning",
     "EqualizedOddsResult",
     "GroupAuditResult",
+    "Interval",
     "GroupBound",
     "GroupBoundsResult",
     "GroupCertificationResult",
@@ -82,6 +84,7 @@ __all__ = [
     "Parameter",
     "Procedure",
     "MonotoneTiltResult",
+    "Options",
     "PolynomialTiltResult",
     "RKHSBoundsResult",
     "TiltBound",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..utils import CHUNK_ROWS, compact_codes, encode_categories
+from .._utils import CHUNK_ROWS, compact_codes, encode_categories
 from ._metrics import as_array
 
 #: Key spaces up to this size are counted with one dense bincount per chunk.

@@ -11,7 +11,7 @@ from sklearn.utils import ClassifierTags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..utils import (
+from .._utils import (
     ARRAY_LIKE,
     BOOLEAN,
     CALLABLE,

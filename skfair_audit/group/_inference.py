@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 from scipy.stats import false_discovery_control
 
-from ..utils import user_stacklevel
+from .._utils import user_stacklevel
 from ._bootstrap import (
     DegenerateBootstrapWarning,
     DisparityProcess,

@@ -21,7 +21,7 @@ from functools import partial
 
 import numpy as np
 
-from ..utils import check_no_missing, encode_categories, sorted_levels, user_stacklevel
+from .._utils import check_no_missing, encode_categories, sorted_levels, user_stacklevel
 
 
 def as_array(values, name: str) -> np.ndarray:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._resampling import default_batch_size
-from ..utils import (
+from .._utils import (
     ARRAY_LIKE,
     PROBABILITY,
     STRING,

@@ -37,7 +37,7 @@ import numpy as np
 from numpy.polynomial import Polynomial, legendre
 
 from .._resampling import default_batch_size
-from ..utils import (
+from .._utils import (
     ARRAY_LIKE,
     PROBABILITY,
     STRING,

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..utils import PROBABILITY, Interval, Options, seed_sequence, validate_params
+from .._utils import PROBABILITY, Interval, Options, seed_sequence, validate_params
 from . import _inference
 from ._collections import tree_leaves
 from ._metrics import as_array

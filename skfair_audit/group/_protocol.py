@@ -12,8 +12,8 @@ from abc import abstractmethod
 
 import numpy as np
 
+from .._utils import CARD_ROWS, ConfidenceInterval
 from ..results import AuditResult, ResultTable, Verdict
-from ..utils import CARD_ROWS, ConfidenceInterval
 
 #: What the bounds of each ``alternative`` of a bounds procedure are called, in words.
 BOUND_SIDES = {"lower": "lower bounds", "upper": "upper bounds", "two-sided": "intervals"}

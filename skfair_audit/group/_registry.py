@@ -33,7 +33,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..utils import PROBABILITY, Options, check_params
+from .._utils import PROBABILITY, Options, check_params
 from ._summary import (
     BOOTSTRAP_CONSTRAINTS,
     FINITE,
@@ -67,8 +67,8 @@ class Parameter:
     default : object, default=REQUIRED
         ``REQUIRED`` (``skfair_audit.group.REQUIRED``) for a required parameter.
     constraints : list or None
-        Admissible values (:class:`~skfair_audit.utils.Interval`,
-        :class:`~skfair_audit.utils.Options`, ``None``, ...), checked at every call; None:
+        Admissible values (:class:`~skfair_audit.group.Interval`,
+        :class:`~skfair_audit.group.Options`, ``None``, ...), checked at every call; None:
         not checked here (e.g. ``metric``, resolved by :func:`get_metric`).
     type : str
         The numpydoc type (``"float"``, ``'{"lower", "upper"}'``); parameters with the same
@@ -269,7 +269,7 @@ def make_function(name, *, positional, parameters, body, doc, module, qualname=N
         Positional-or-keyword parameters (``"self"`` for a method).
     parameters : iterable of Parameter
         Keyword-only parameters, in signature order; their ``constraints`` are checked at
-        every call (:func:`~skfair_audit.utils.check_params`).
+        every call (the declared constraints).
     body : callable
         Called with every argument by name (defaults applied).
     doc : str

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._utils import ConfidenceInterval, import_optional
 from ..results import ResultTable, Verdict
-from ..utils import ConfidenceInterval, import_optional
 from ._bootstrap import disparity_range, group_scales, simultaneous_bounds
 from ._protocol import BOUND_SIDES, GroupAuditResult
 
@@ -238,7 +238,7 @@ class GroupBoundsResult(_GroupLookup):
                           float(self.lower[j]), float(self.upper[j]), True)
 
     def confidence_interval(self, group=None, *, allow_outside=False) -> ConfidenceInterval:
-        """:class:`~skfair_audit.utils.ConfidenceInterval` of a group's disparity.
+        """:class:`~skfair_audit.results.ConfidenceInterval` of a group's disparity.
 
         Parameters
         ----------

@@ -87,8 +87,8 @@ from functools import cached_property
 import numpy as np
 
 from .._resampling import default_batch_size
+from .._utils import PROBABILITY, ConfidenceInterval, Interval, Options, validate_params
 from ..results import AuditResult, ResultTable, Verdict
-from ..utils import PROBABILITY, ConfidenceInterval, Interval, Options, validate_params
 from ._bootstrap import critical_value, run_bootstrap
 from ._metrics import as_array
 from ._protocol import BOUND_SIDES, target_words

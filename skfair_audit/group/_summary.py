@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..utils import (
+from .._utils import (
     ARRAY_LIKE,
     N_JOBS,
     POSITIVE_INT,

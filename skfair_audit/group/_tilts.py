@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..utils import ConfidenceInterval, import_optional
+from .._utils import ConfidenceInterval, import_optional
 from ._bootstrap import disparity_range, simultaneous_bounds
 from ._inference import _warn_if_degenerate
 from ._protocol import GroupAuditResult, target_words
@@ -90,7 +90,7 @@ class TiltBound:
     effective_size: float = float("nan")
 
     def confidence_interval(self) -> ConfidenceInterval:
-        """The bounds as a :class:`~skfair_audit.utils.ConfidenceInterval`.
+        """The bounds as a :class:`~skfair_audit.results.ConfidenceInterval`.
 
         Returns
         -------

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..utils import (
+from .._utils import (
     CARD_ROWS,
     card_figure,
     format_value,

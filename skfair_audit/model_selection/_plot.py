@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import import_optional
+from .._utils import import_optional
 
 __all__ = ["plot_coefficient_path", "plot_tradeoff"]
 

@@ -19,8 +19,8 @@ import warnings
 import numpy as np
 from sklearn.metrics import make_scorer, zero_one_loss
 
+from .._utils import check_confidence_level
 from ..faith import FaithAuditor, make_faith_scorer
-from ..utils import check_confidence_level
 
 __all__ = [
     "NoFairCandidateError",

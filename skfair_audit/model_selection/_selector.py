@@ -23,8 +23,8 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .._progress import track
+from .._utils import CARD_ROWS, card_figure, html_card, html_table, html_verdict, int_seed
 from ..faith import FaithAuditor
-from ..utils import CARD_ROWS, card_figure, html_card, html_table, html_verdict, int_seed
 from ._display import params_text, selection_card
 from ._logistic import default_c_path, l1_logistic_regression
 from ._scorers import bonferroni_level, check_delta, check_on_none, fair_choice
@@ -655,7 +655,7 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def results_frame(self):
         """``cv_results_`` as a :class:`pandas.DataFrame` (one row per candidate)."""
         check_is_fitted(self)
-        from ..utils import import_optional
+        from .._utils import import_optional
 
         pd = import_optional("pandas", "FairModelSelector.results_frame")
         frame = pd.DataFrame(

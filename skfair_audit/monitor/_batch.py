@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._utils import check_no_missing, encode_categories, import_optional
 from ..group import get_metric
-from ..utils import check_no_missing, encode_categories, import_optional
 
 
 def _plain(value):

@@ -11,8 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..group import get_metric, intersections, intervals
-from ..utils import (
+from .._utils import (
     PROBABILITY,
     STRING,
     Interval,
@@ -22,6 +21,7 @@ from ..utils import (
     import_optional,
     json_safe,
 )
+from ..group import get_metric, intersections, intervals
 from ._batch import count_batch
 from ._betting import (
     BET_CAP,

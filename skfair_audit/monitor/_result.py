@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..results import AuditResult, ResultTable, Verdict
-from ..utils import (
+from .._utils import (
     CARD_ROWS,
     ConfidenceInterval,
     card_figure,
@@ -17,6 +16,7 @@ from ..utils import (
     html_verdict,
     import_optional,
 )
+from ..results import AuditResult, ResultTable, Verdict
 
 #: Columns of :meth:`MonitorResult.table` (key, label).
 COLUMNS = (("group", "group"), ("size", "rows"), ("value", "rate"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # re-exported to the section builders and the renderers
-from ..utils import format_value, json_safe  # noqa: F401
+from .._utils import format_value, json_safe  # noqa: F401
 
 #: The extras of ``pyproject.toml`` (``pip install "skfair_audit[<extra>,...]"``); the
 #: tests check this list against the project file.

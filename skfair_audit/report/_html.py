@@ -1,14 +1,14 @@
 """Self-contained HTML rendering of an :class:`AuditReport` (standard library only).
 
 The tables, key figures, guarantees and figures are drawn by the building blocks that the
-results' notebook display uses too (:mod:`skfair_audit.utils._html`).
+results' notebook display uses too (:mod:`skfair_audit._utils._html`).
 """
 
 from __future__ import annotations
 
 from html import escape
 
-from ..utils import (
+from .._utils import (
     REPORT_CSS,
     html_card,
     html_figure,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..utils import FIGURE_NOT_DRAWN
+from .._utils import FIGURE_NOT_DRAWN
 from ._format import format_value
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..utils import can_plot as _can_plot
+from .._utils import can_plot as _can_plot
 from ._report import Figure, Section, Table
 
 

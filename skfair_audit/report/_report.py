@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._utils import can_plot, figure_to_png, png_data_uri
 from .._version import __version__
-from ..utils import can_plot, figure_to_png, png_data_uri
 from ._format import install_command, json_safe
 from ._html import render_fragment, render_html
 from ._markdown import render_markdown

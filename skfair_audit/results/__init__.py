@@ -11,6 +11,7 @@ asking which procedure produced it. The audit subpackages share nothing else: ``
 ``group`` import from each other only through this module.
 """
 
+from .._utils import ConfidenceInterval
 from ._protocol import AuditResult, ResultTable, Verdict
 
-__all__ = ["AuditResult", "ResultTable", "Verdict"]
+__all__ = ["AuditResult", "ConfidenceInterval", "ResultTable", "Verdict"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..utils import (
+from .._utils import (
     CARD_ROWS,
     card_figure,
     html_card,
@@ -89,7 +89,7 @@ class AuditResult(ABC):
     - :meth:`table` — the rows of the result (groups, tilts, moves of a transport plan)
       as a :class:`ResultTable`;
     - :meth:`confidence_interval` — the interval(s) the guarantee is about, as a
-      :class:`~skfair_audit.utils.ConfidenceInterval`;
+      :class:`~skfair_audit.results.ConfidenceInterval`;
     - :meth:`guarantee` — the statistical guarantee, in plain words;
     - :meth:`key_figures` — the numbers that define the audit (level, sample, statistic);
     - :meth:`describe` and :meth:`notes` — what was measured, and what a reader must know;

@@ -42,16 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..group import AuditSummary, TrailSummary, get_metric
-from ..group._registry import (
-    REQUIRED,
-    Parameter,
-    docstring,
-    make_function,
-    procedure_of_function,
-)
-from ..group._summary import BOOTSTRAP_CONSTRAINTS
-from ..utils import (
+from .._utils import (
     ARRAY_LIKE,
     POSITIVE_INT,
     RANDOM_STATE,
@@ -64,6 +55,15 @@ from ..utils import (
     seed_sequence,
     validate_params,
 )
+from ..group import AuditSummary, TrailSummary, get_metric
+from ..group._registry import (
+    REQUIRED,
+    Parameter,
+    docstring,
+    make_function,
+    procedure_of_function,
+)
+from ..group._summary import BOOTSTRAP_CONSTRAINTS
 from ._poisson import fill_poisson_weights, row_states
 from ._reduce import is_dask_frame, reduce_partitions
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sized
 
 from .._progress import progress_bar, track
-from ..utils import import_optional
+from .._utils import import_optional
 
 _DESC = "partitions summarised"
 

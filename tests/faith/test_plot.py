@@ -119,7 +119,7 @@ def test_plot_on_given_axes_and_result_method(tiny):
 
 
 def test_missing_matplotlib_gives_a_helpful_error(tiny, monkeypatch):
-    import skfair_audit.utils._optional as optional
+    import skfair_audit._utils._optional as optional
 
     def no_matplotlib(name):
         raise ImportError(f"No module named {name!r}")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from skfair_audit.faith import FaithResult, faith_audit
-from skfair_audit.utils import ConfidenceInterval
+from skfair_audit.results import ConfidenceInterval
 
 # Two labels x two groups; moving to the other group is free, label changes are forbidden.
 COUNTS = np.array([300, 200, 250, 250])

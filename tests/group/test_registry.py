@@ -18,7 +18,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.frozen import FrozenEstimator
 
 from skfair_audit import group, scale
-from skfair_audit._cli import main
+from skfair_audit._utils import Interval
+from skfair_audit.cli._main import main
 from skfair_audit.group import (
     AuditSummary,
     GroupBoundsResult,
@@ -32,7 +33,6 @@ from skfair_audit.group import (
     rkhs_tilt_bounds,
     unregister_procedure,
 )
-from skfair_audit.utils import Interval
 
 pd = pytest.importorskip("pandas")
 

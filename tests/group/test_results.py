@@ -8,7 +8,7 @@ from skfair_audit.group import (
     equalized_odds,
     flag_groups,
 )
-from skfair_audit.utils import ConfidenceInterval
+from skfair_audit.results import ConfidenceInterval
 
 
 def _trail(n=1500, seed=0):

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skfair_audit._cli import main
+from skfair_audit.cli._main import main
 
 OPTIONS = ["--label", "y", "--prediction", "yhat", "--protected", "race", "sex",
            "--epsilon0", "0.05", "--quiet"]

@@ -195,7 +195,7 @@ def _check_page(browser, path, shots, *, external_ok=()):
 
 @pytest.mark.real_data
 def test_demo_report_in_chromium(browser, tmp_path, compas_bunch):
-    from skfair_audit._demo import run_demo
+    from skfair_audit.cli._demo import run_demo
 
     out = tmp_path / "report"
     run_demo(output=str(out), fast=True, quiet=True)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from skfair_audit.utils import encode_categories, level_codes, missing_mask
+from skfair_audit._utils import encode_categories, level_codes, missing_mask
 
 pd = pytest.importorskip("pandas")
 

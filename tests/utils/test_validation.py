@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 import pytest
 
-from skfair_audit.utils import (
+from skfair_audit._utils import (
     CALLABLE,
     PROBABILITY,
     RANDOM_STATE,

@@ -109,7 +109,7 @@ def html_table(caption, columns, rows, *, total=None, highlight=()):
     caption : str
     columns : sequence of str
     rows : sequence of sequence
-        Plain values, formatted with :func:`skfair_audit.utils.format_value`.
+        Plain values, formatted with :func:`skfair_audit._utils.format_value`.
     total : int, optional
         How many rows the full table has (the caption says which are shown).
     highlight : collection of int

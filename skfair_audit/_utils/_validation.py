@@ -35,7 +35,16 @@ class Constraint(ABC):
 
     @abstractmethod
     def is_satisfied_by(self, value) -> bool:
-        """Whether ``value`` is admissible."""
+        """Whether ``value`` is admissible.
+
+        Parameters
+        ----------
+        value : object
+
+        Returns
+        -------
+        bool
+        """
 
     def __str__(self):
         return self.description
@@ -45,8 +54,18 @@ class Constraint(ABC):
 class Interval(Constraint):
     """Numbers (``"real"``, ``"integral"``) in ``[left, right]`` (``None``: unbounded).
 
-    ``closed`` is ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. Real numbers must be
-    finite unless ``allow_inf`` (then an unbounded side admits the infinity).
+    A constraint of a declared parameter (:class:`skfair_audit.group.Parameter`).
+
+    Parameters
+    ----------
+    kind : {"real", "integral"}
+        Real numbers (finite unless ``allow_inf``) or integers (not bools).
+    left, right : float or None, default=None
+        The bounds; None leaves a side unbounded.
+    closed : {"both", "left", "right", "neither"}, default="both"
+        Which bounds belong to the interval.
+    allow_inf : bool, default=False
+        Whether an unbounded side admits the infinity.
     """
 
     kind: str
@@ -56,6 +75,16 @@ class Interval(Constraint):
     allow_inf: bool = False
 
     def is_satisfied_by(self, value) -> bool:
+        """Whether ``value`` is admissible.
+
+        Parameters
+        ----------
+        value : object
+
+        Returns
+        -------
+        bool
+        """
         if isinstance(value, bool):
             return False
         if self.kind == "integral":
@@ -104,11 +133,29 @@ class Interval(Constraint):
 
 @dataclass(frozen=True)
 class Options(Constraint):
-    """One of a finite set of values (compared with ``==``, strings case-sensitively)."""
+    """One of a finite set of values (compared with ``==``, strings case-sensitively).
+
+    A constraint of a declared parameter (:class:`skfair_audit.group.Parameter`).
+
+    Parameters
+    ----------
+    values : tuple
+        The admissible values.
+    """
 
     values: tuple
 
     def is_satisfied_by(self, value) -> bool:
+        """Whether ``value`` is admissible.
+
+        Parameters
+        ----------
+        value : object
+
+        Returns
+        -------
+        bool
+        """
         try:
             return any(isinstance(value, type(v)) and bool(value == v) for v in self.values)
         except (TypeError, ValueError):
@@ -202,7 +249,7 @@ def check_params(params: dict, constraints: dict, caller=None) -> None:
     >>> check_params({"alpha": 2}, {"alpha": [PROBABILITY]})
     Traceback (most recent call last):
     ...
-    skfair_audit.utils._validation.InvalidParameterError: alpha must be a number in (0, 1), got 2.
+    skfair_audit._utils._validation.InvalidParameterError: alpha must be a number in (0, 1), got 2.
     """
     for name, value in params.items():
         if name in constraints:
@@ -222,7 +269,7 @@ def validate_params(constraints: dict):
     >>> flag(q=0)
     Traceback (most recent call last):
     ...
-    skfair_audit.utils._validation.InvalidParameterError: q must be a number in (0, 1), got 0.
+    skfair_audit._utils._validation.InvalidParameterError: q must be a number in (0, 1), got 0.
     """
 
     def decorate(function):

@@ -1,7 +1,8 @@
 """Small shared helpers: result building blocks, the categorical encoder, seeds, validation.
 
-Only :class:`ConfidenceInterval` is public API (returned by the results); the helpers are
-imported by the other subpackages by name: :func:`encode_categories` / :func:`level_codes`
+Private: nothing here is public API (:class:`ConfidenceInterval`, returned by the results,
+is documented as :class:`skfair_audit.results.ConfidenceInterval`). The helpers are imported
+by the other subpackages by name: :func:`encode_categories` / :func:`level_codes`
 (the one categorical encoder and its missing-value rule), :func:`seed_sequence` /
 :func:`int_seed` (the one seed helper) and the declarative parameter validation
 (:func:`validate_params`, :func:`check_params` and the constraints), and the HTML
@@ -57,4 +58,3 @@ from ._validation import (
     validate_value,
 )
 
-__all__ = ["ConfidenceInterval"]

@@ -111,9 +111,9 @@ def _model_id(args):
 
 def run_monitor(args, argv=()) -> int:
     """Fold the files into the state; print what changed; exit 1 on an alarm."""
-    from .monitor import FairnessMonitor
-    from .report import AuditReport, data_section, monitor_section
-    from .utils import json_safe
+    from .._utils import json_safe
+    from ..monitor import FairnessMonitor
+    from ..report import AuditReport, data_section, monitor_section
 
     progress = Progress(args.quiet)
     monitor = FairnessMonitor(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .utils import encode_categories, import_optional
+from .._utils import encode_categories, import_optional
 
 #: Types outside skops' own trusted set that ``faith`` accepts without ``--trust``: fitted
 #: internals of standard scikit-learn estimators (trees, boosting, calibration, MLP, kNN).

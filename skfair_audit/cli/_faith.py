@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..faith import DEFAULT_EPSILON
 from ._console import (
     EXIT_PASS,
     EXIT_UNFAIR,
@@ -35,7 +36,6 @@ from ._io import (
     require_columns,
     unseen_levels,
 )
-from .faith import DEFAULT_EPSILON
 
 
 def add_parser(sub):
@@ -118,9 +118,9 @@ def add_parser(sub):
 def run_faith(args, argv=()) -> int:
     from sklearn.frozen import FrozenEstimator
 
-    from .faith import FaithAuditor, MemoryLimitError
-    from .report import AuditReport, data_section, faith_section
-    from .utils import json_safe
+    from .._utils import json_safe
+    from ..faith import FaithAuditor, MemoryLimitError
+    from ..report import AuditReport, data_section, faith_section
 
     progress = Progress(args.quiet)
     _check_options(args)  # before anything is loaded

@@ -10,9 +10,9 @@ import time
 import warnings
 from pathlib import Path
 
+from .._resampling import parse_memory_limit
+from .._utils import POSITIVE_INT, PROBABILITY, Interval, format_value
 from ._io import PARQUET_SUFFIXES, PICKLE_SUFFIXES, UserError, first_line
-from ._resampling import parse_memory_limit
-from .utils import POSITIVE_INT, PROBABILITY, Interval, format_value
 
 EXIT_PASS = 0
 EXIT_UNFAIR = 1
@@ -188,7 +188,7 @@ def print_table(columns, rows, stream=None):
 # -- argument types shared by the subcommands ---------------------------------------
 def option_type(convert, constraint):
     """An argparse type: ``convert`` the text, then check it against a declarative
-    constraint of the library (:mod:`skfair_audit.utils`), with its description as message."""
+    constraint of the library (:mod:`skfair_audit._utils`), with its description as message."""
 
     def parse(text):
         try:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._utils import can_plot
 from ._console import Progress, command_line, run_quietly, write_report
 from ._io import UserError, first_line
-from .utils import can_plot
 
 #: The grid features of the FaiTH COMPAS experiment (Xue, Yurochkin & Sun 2020, §5).
 FAITH_FEATURES = ["sex", "race", "age_cat", "priors_cat", "c_charge_degree"]
@@ -55,7 +55,7 @@ def _faith_split(X, y, seed, n_resamples):
     """Train the logistic regression on split ``seed`` and audit it at every budget."""
     import numpy as np
 
-    from .faith import FaithAuditor
+    from ..faith import FaithAuditor
 
     X_train, X_audit, y_train, y_audit = _split(X, y, seed)
     auditor = FaithAuditor(
@@ -119,7 +119,7 @@ def conditional_sentence(splits, k=0):
 
 
 def _demo_group(propublica, settings, progress):
-    from .group import certify_bounds, flag_groups
+    from ..group import certify_bounds, flag_groups
 
     frame = propublica.frame
     y = propublica.target.to_numpy()
@@ -144,8 +144,8 @@ def _demo_selection(X_train, y_train, settings, progress):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder
 
-    from .faith import FaithAuditor
-    from .model_selection import FairModelSelector, default_c_path, l1_logistic_regression
+    from ..faith import FaithAuditor
+    from ..model_selection import FairModelSelector, default_c_path, l1_logistic_regression
 
     model = make_pipeline(OneHotEncoder(drop="first"), l1_logistic_regression())
     encoded = OneHotEncoder(drop="first").fit_transform(X_train)
@@ -205,7 +205,7 @@ def run_demo(*, data_home=None, output="skfair_audit_report", random_state=0, fa
     """
     import numpy as np
 
-    from .datasets import fetch_compas
+    from ..datasets import fetch_compas
 
     progress = Progress(quiet)
     settings = {
@@ -300,7 +300,7 @@ def _budget_words(epsilon):
 
 
 def _split_table(splits):
-    from .report import Table
+    from ..report import Table
 
     header = ["split (seed)", "accuracy"]
     for epsilon in DEMO_EPSILONS:
@@ -317,7 +317,7 @@ def _split_table(splits):
 
 def _split_figure(splits):
     """ψ̂ and its 95% interval per split and budget, with δ (a note without matplotlib)."""
-    from .report import Figure
+    from ..report import Figure
 
     return Figure.draw(
         "faith_splits_plot",
@@ -352,7 +352,7 @@ def _draw_splits(splits):
 
 def _demo_report(compas, propublica, splits, chosen_accuracy, group_results, selector, argv,
                  progress):
-    from .report import (
+    from ..report import (
         AuditReport,
         Section,
         Table,

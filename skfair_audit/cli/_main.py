@@ -1,9 +1,9 @@
 """The ``skfair-audit`` command line (also ``python -m skfair_audit``).
 
-Subcommands: ``demo`` (the README's main job, :func:`skfair_audit._demo.run_demo`), ``group``
+Subcommands: ``demo`` (the README's main job, :func:`skfair_audit.cli._demo.run_demo`), ``group``
 (group audit of an audit-trail file) and ``faith`` (FaiTH audit of a saved model,
-:mod:`skfair_audit._cli_faith`). The command line only parses options, calls the library and
-prints: tables and models are read by :mod:`skfair_audit._io`, and a group result tells its
+:mod:`skfair_audit.cli._faith`). The command line only parses options, calls the library and
+prints: tables and models are read by :mod:`skfair_audit.cli._io`, and a group result tells its
 own table, verdict and guarantee (:class:`skfair_audit.group.GroupAuditResult`).
 
 Exit codes, usable as a gate in a CI pipeline:
@@ -24,8 +24,6 @@ import argparse
 import json
 import sys
 
-from ._cli_faith import add_parser as add_faith_parser
-from ._cli_monitor import add_parser as add_monitor_parser
 from ._console import (
     EXIT_ERROR,
     EXIT_PASS,
@@ -44,6 +42,7 @@ from ._console import (
     target_option,
     write_report,
 )
+from ._faith import add_parser as add_faith_parser
 from ._io import (
     UserError,
     check_no_missing_values,
@@ -54,6 +53,7 @@ from ._io import (
     require_columns,
     scores_to_labels,
 )
+from ._monitor import add_parser as add_monitor_parser
 
 __all__ = ["EXIT_ERROR", "EXIT_PASS", "EXIT_UNFAIR", "main"]
 
@@ -105,7 +105,7 @@ def procedure_param(text):
 
 
 def _add_group(sub):
-    from .group import get_procedure, registered_procedures
+    from ..group import get_procedure, registered_procedures
 
     procedures = registered_procedures("summary")
     tilts = registered_procedures("tilts")
@@ -195,7 +195,7 @@ def _add_group(sub):
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .. import __version__
 
     parser = argparse.ArgumentParser(
         prog="skfair-audit",
@@ -242,7 +242,7 @@ def _summarise(args, progress, y, y_pred, protected, pos_label):
     """The audit summary; an audit that cannot fail is an error here, not a pass."""
     import warnings
 
-    from .group import AuditSummary, VacuousAuditWarning
+    from ..group import AuditSummary, VacuousAuditWarning
 
     def summarise():
         with warnings.catch_warnings():
@@ -261,8 +261,8 @@ def _summarise(args, progress, y, y_pred, protected, pos_label):
 
 
 def _run_group(args, argv=()) -> int:
-    from .group import get_procedure
-    from .utils import json_safe
+    from .._utils import json_safe
+    from ..group import get_procedure
 
     progress = Progress(args.quiet)
     if args.tilts and args.procedure not in (None, "bounds"):
@@ -350,7 +350,7 @@ def _run_group(args, argv=()) -> int:
 
 def _write_report(args, argv, frame, result, procedure, audited, outcome, epsilon0, progress):
     """The HTML/Markdown/JSON report of a group or tilt audit (``--report``)."""
-    from .report import AuditReport, data_section, group_section
+    from ..report import AuditReport, data_section, group_section
 
     prediction = (f"prediction column {args.prediction!r}" if args.prediction else
                   f"score column {args.score!r} thresholded at {args.threshold:g}")
@@ -378,7 +378,7 @@ def _write_report(args, argv, frame, result, procedure, audited, outcome, epsilo
 
 def _run_tilts(args, frame, y, y_pred, pos_label, given, progress):
     """Bounds over the tilts of the --protected covariate(s): the registered tilt class."""
-    from .group import get_procedure
+    from ..group import get_procedure
 
     tilts = get_procedure(args.tilts)
     if args.target != "overall" and isinstance(args.target, str):
@@ -407,7 +407,7 @@ def _run_tilts(args, frame, y, y_pred, pos_label, given, progress):
 def _print_calibration(args, result, alternative, epsilon0) -> int:
     """A tilt audit that calibrates bounds for tilts queried later (RKHS): its critical
     value and guarantee; not a gate."""
-    from .utils import json_safe
+    from .._utils import json_safe
 
     if epsilon0 is not None:
         raise UserError(f"--tilts {args.tilts} calibrates bounds for tilts queried afterwards "
@@ -435,7 +435,21 @@ def _print_calibration(args, result, alternative, epsilon0) -> int:
 
 
 def main(argv=None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line (``skfair-audit``) and return its exit code.
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        The arguments after the program name (None: ``sys.argv[1:]``), e.g.
+        ``["group", "trail.csv", "--label", "y", "--prediction", "y_pred", "--protected",
+        "race"]``.
+
+    Returns
+    -------
+    int
+        0 when the audit passes, 1 when it finds the model unfair, 2 on a usage or data
+        error (printed on standard error in one line).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _build_parser()
     args = parser.parse_args(argv)
