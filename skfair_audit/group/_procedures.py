@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._resampling import DEFAULT_MEMORY_LIMIT
 from ..utils import PROBABILITY, Interval, Options, seed_sequence, validate_params
 from ._collections import tree_leaves
 from ._metrics import as_array
@@ -72,6 +73,7 @@ def certify_bounds(
     pos_label=None,
     n_resamples=1000,
     batch_size=None,
+    memory_limit=DEFAULT_MEMORY_LIMIT,
     random_state=None,
     n_jobs=None,
     verbose=0,
@@ -118,6 +120,11 @@ def certify_bounds(
         RandomState, Generator or SeedSequence), parallel workers and a progress bar
         (``verbose``: 0 silent, otherwise a bar advanced batch by batch); results depend on
         neither ``n_jobs`` nor ``verbose``.
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap (bytes, or a string such as ``"500MB"``), with the
+        meaning and the default of :class:`~skfair_audit.faith.FaithAuditor`'s: replicates
+        are evaluated in chunks that fit it, and the results do not depend on it; a budget
+        smaller than one replicate raises ``MemoryLimitError`` before anything is drawn.
 
     Returns
     -------
@@ -145,8 +152,8 @@ def certify_bounds(
     return AuditSummary.from_rows(y, y_pred, groups, metric=metric, target=target,
                                   pos_label=pos_label).certify_bounds(
         alternative=alternative, alpha=alpha, scale=scale, p_star=p_star, w0=w0,
-        n_resamples=n_resamples, batch_size=batch_size, random_state=random_state,
-        n_jobs=n_jobs, verbose=verbose)
+        n_resamples=n_resamples, batch_size=batch_size, memory_limit=memory_limit,
+        random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
 
 _CERTIFY_THRESHOLD_PARAMETERS = {
@@ -174,6 +181,7 @@ def certify_threshold(
     pos_label=None,
     n_resamples=1000,
     batch_size=None,
+    memory_limit=DEFAULT_MEMORY_LIMIT,
     random_state=None,
     n_jobs=None,
     verbose=0,
@@ -212,6 +220,8 @@ def certify_threshold(
         As in :func:`certify_bounds`.
     n_resamples, batch_size, random_state, n_jobs, verbose
         Bootstrap controls, as in :func:`certify_bounds`.
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap, as in :func:`~skfair_audit.group.certify_bounds`.
 
     Returns
     -------
@@ -237,7 +247,7 @@ def certify_threshold(
                                   pos_label=pos_label).certify_threshold(
         epsilon0=epsilon0, alternative=alternative, alpha=alpha, scale=scale, p_star=p_star,
         w0=w0, method=method, n_resamples=n_resamples, batch_size=batch_size,
-        random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+        memory_limit=memory_limit, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
 
 _FLAG_GROUPS_PARAMETERS = {
@@ -261,6 +271,7 @@ def flag_groups(
     pos_label=None,
     n_resamples=1000,
     batch_size=None,
+    memory_limit=DEFAULT_MEMORY_LIMIT,
     random_state=None,
     n_jobs=None,
     verbose=0,
@@ -295,6 +306,8 @@ def flag_groups(
     alternative : {"greater", "less", "two-sided"}
     n_resamples, batch_size, random_state, n_jobs, verbose
         Used only with ``se="bootstrap"``.
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap, as in :func:`~skfair_audit.group.certify_bounds`.
 
     Returns
     -------
@@ -314,7 +327,8 @@ def flag_groups(
     return AuditSummary.from_rows(y, y_pred, groups, metric=metric, target=target,
                                   pos_label=pos_label).flag_groups(
         epsilon0=epsilon0, alternative=alternative, q=q, se=se, n_resamples=n_resamples,
-        batch_size=batch_size, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+        batch_size=batch_size, memory_limit=memory_limit, random_state=random_state,
+        n_jobs=n_jobs, verbose=verbose)
 
 
 _FLAG_GROUPS_SPLIT_PARAMETERS = {
@@ -437,6 +451,7 @@ def equalized_odds(
     w0=np.inf,
     n_resamples=1000,
     batch_size=None,
+    memory_limit=DEFAULT_MEMORY_LIMIT,
     random_state=None,
     n_jobs=None,
     verbose=0,
@@ -462,6 +477,8 @@ def equalized_odds(
     n_resamples, batch_size, random_state, n_jobs, verbose
         Bootstrap controls, as in :func:`certify_bounds` (the two audits get independent
         streams spawned from ``random_state``).
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap, as in :func:`~skfair_audit.group.certify_bounds`.
 
     Returns
     -------
@@ -481,7 +498,7 @@ def equalized_odds(
     seeds = seed_sequence(random_state).spawn(2)
     common = dict(target=target, alpha=alpha / 2, pos_label=pos_label, scale=scale,
                   p_star=p_star, w0=w0, n_resamples=n_resamples, batch_size=batch_size,
-                  n_jobs=n_jobs, verbose=verbose)
+                  memory_limit=memory_limit, n_jobs=n_jobs, verbose=verbose)
     if epsilon0 is None:
         fpr, tpr = (
             certify_bounds(y, y_pred, groups, metric=m, alternative="two-sided",

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._resampling import DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT
 from ..utils import (
     ARRAY_LIKE,
     N_JOBS,
@@ -81,6 +82,7 @@ ALTERNATIVES = {
 BOOTSTRAP_CONSTRAINTS = {
     "n_resamples": [None, POSITIVE_INT],
     "batch_size": [None, POSITIVE_INT],
+    "memory_limit": MEMORY_LIMIT,
     "random_state": [RANDOM_STATE],
     "n_jobs": N_JOBS,
     "verbose": VERBOSE,
@@ -877,7 +879,8 @@ class AuditSummary:
     @validate_params(_CERTIFY_BOUNDS_PARAMETERS)
     def certify_bounds(self, *, alternative="two-sided", alpha=0.1, scale="rescaled",
                        p_star=0.01, w0=np.inf, n_resamples=1000, batch_size=None,
-                       random_state=None, n_jobs=None, verbose=0):
+                       memory_limit=DEFAULT_MEMORY_LIMIT, random_state=None, n_jobs=None,
+                       verbose=0):
         """Simultaneous confidence bounds on every group's disparity.
 
         See :func:`skfair_audit.group.certify_bounds` for the method and the parameters.
@@ -891,6 +894,8 @@ class AuditSummary:
         n_resamples, batch_size, random_state, n_jobs, verbose
             Bootstrap controls (``n_resamples`` must equal the summary's number of Poisson
             replicates when it carries them, or be None).
+        memory_limit : int, float, str or None, default="2GiB"
+            Memory budget of the bootstrap, as in :func:`~skfair_audit.group.certify_bounds`.
 
         Returns
         -------
@@ -898,14 +903,14 @@ class AuditSummary:
         """
         return _inference.certify_bounds(
             self, alternative=alternative, alpha=alpha, scale=scale, p_star=p_star, w0=w0,
-            n_resamples=n_resamples, batch_size=batch_size, random_state=random_state,
-            n_jobs=n_jobs, verbose=verbose)
+            n_resamples=n_resamples, batch_size=batch_size, memory_limit=memory_limit,
+            random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
     @validate_params(_CERTIFY_THRESHOLD_PARAMETERS)
     def certify_threshold(self, *, epsilon0, alternative="greater", alpha=0.1,
                           scale="rescaled", p_star=0.01, w0=np.inf, method="auto",
-                          n_resamples=1000, batch_size=None, random_state=None, n_jobs=None,
-                          verbose=0):
+                          n_resamples=1000, batch_size=None, memory_limit=DEFAULT_MEMORY_LIMIT,
+                          random_state=None, n_jobs=None, verbose=0):
         """Boolean certificates of every group's disparity against ``epsilon0``.
 
         See :func:`skfair_audit.group.certify_threshold` for the method and the parameters.
@@ -920,6 +925,8 @@ class AuditSummary:
         method : {"auto", "kadane", "enumeration"}
         n_resamples, batch_size, random_state, n_jobs, verbose
             Bootstrap controls.
+        memory_limit : int, float, str or None, default="2GiB"
+            Memory budget of the bootstrap, as in :func:`~skfair_audit.group.certify_bounds`.
 
         Returns
         -------
@@ -928,11 +935,13 @@ class AuditSummary:
         return _inference.certify_threshold(
             self, epsilon0=epsilon0, alternative=alternative, alpha=alpha, scale=scale,
             p_star=p_star, w0=w0, method=method, n_resamples=n_resamples,
-            batch_size=batch_size, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+            batch_size=batch_size, memory_limit=memory_limit, random_state=random_state,
+            n_jobs=n_jobs, verbose=verbose)
 
     @validate_params(_FLAG_GROUPS_PARAMETERS)
     def flag_groups(self, *, epsilon0=0.0, alternative="greater", q=0.1, se="delta",
-                    n_resamples=1000, batch_size=None, random_state=None, n_jobs=None, verbose=0):
+                    n_resamples=1000, batch_size=None, memory_limit=DEFAULT_MEMORY_LIMIT,
+                    random_state=None, n_jobs=None, verbose=0):
         """Benjamini–Hochberg flags of the groups whose disparity passes ``epsilon0``.
 
         See :func:`skfair_audit.group.flag_groups` for the method and the parameters.
@@ -945,6 +954,8 @@ class AuditSummary:
         se : {"delta", "bootstrap"}
         n_resamples, batch_size, random_state, n_jobs, verbose
             Used only with ``se="bootstrap"``.
+        memory_limit : int, float, str or None, default="2GiB"
+            Memory budget of the bootstrap, as in :func:`~skfair_audit.group.certify_bounds`.
 
         Returns
         -------
@@ -952,5 +963,5 @@ class AuditSummary:
         """
         return _inference.flag_groups(
             self, epsilon0=epsilon0, alternative=alternative, q=q, se=se,
-            n_resamples=n_resamples, batch_size=batch_size, random_state=random_state,
-            n_jobs=n_jobs, verbose=verbose)
+            n_resamples=n_resamples, batch_size=batch_size, memory_limit=memory_limit,
+            random_state=random_state, n_jobs=n_jobs, verbose=verbose)
