@@ -97,14 +97,11 @@ def test_auditor_refuses_the_dense_path_of_non_linear_metrics_before_computing_c
         forbidding.fit(grid_X, labels)
 
 
-def test_auditor_space_and_bootstrap_batch_guards():
+def test_auditor_space_guards():
     X, y = _continuous(500)
     with pytest.raises(MemoryLimitError, match="empirical sample space of K = 2,000 cells"):
         FaithAuditor(LogisticRegression(), space="empirical", protected=[0],
                      memory_limit="100kB").fit(X, y).audit(X, y)
-    with pytest.raises(MemoryLimitError, match="batch_size"):
-        FaithAuditor(LogisticRegression(), space="empirical", protected=[0], n_resamples=10,
-                     batch_size=10**7, memory_limit="1GiB").fit(X, y).audit(X, y)
     with pytest.raises(ValueError, match="memory_limit"):
         FaithAuditor(LogisticRegression(), memory_limit="plenty").fit(X, y)
     with pytest.raises(MemoryLimitError, match="K = 2,000"):
