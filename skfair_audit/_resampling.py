@@ -233,26 +233,9 @@ class MemoryBudget:
 
 
 def check_memory(n_bytes, memory_limit, what, hint):
-    """Refuse, before allocating, a step that needs more than ``memory_limit`` bytes.
-
-    :meth:`MemoryBudget.check` of :meth:`MemoryBudget.of` ``(memory_limit)``.
-
-    Parameters
-    ----------
-    n_bytes : int or float
-        Estimated peak size of the arrays the step allocates.
-    memory_limit : int, float, str, None or MemoryBudget
-        The budget (see :func:`parse_memory_limit`).
-    what : str
-        What would be allocated, e.g. ``"the dense K x K cost matrix (K = 60,000)"``.
-    hint : str
-        The option that avoids the allocation.
-
-    Raises
-    ------
-    MemoryLimitError
-        When ``n_bytes > memory_limit``.
-    """
+    """Refuse, before allocating, a step that needs more than ``memory_limit`` bytes:
+    :meth:`MemoryBudget.check` of :meth:`MemoryBudget.of` ``(memory_limit)`` (same
+    parameters; ``memory_limit`` is anything :func:`parse_memory_limit` takes)."""
     MemoryBudget.of(memory_limit).check(n_bytes, what, hint)
 
 

@@ -11,7 +11,7 @@ from sklearn.utils import ClassifierTags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory, parse_memory_limit
+from .._resampling import DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT, check_memory, parse_memory_limit
 from ..utils import (
     ARRAY_LIKE,
     BOOLEAN,
@@ -58,14 +58,6 @@ METRICS = ("sensitive_subspace", "protected_euclidean", "euclidean")
 #: The transport budget of the API and of the command line: only free moves (changes of the
 #: protected attributes, and of what the fair metric deems equivalent to them).
 DEFAULT_EPSILON = 0.0
-
-
-def _is_memory_limit(value):
-    try:
-        parse_memory_limit(value)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
@@ -285,7 +277,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
                    Predicate(lambda v: isinstance(v, tuple | list) and not v, "empty")],
         "forbidden": [None, ARRAY_LIKE],
         "max_cells": [None, POSITIVE_INT],
-        "memory_limit": [None, Predicate(_is_memory_limit, "a byte count such as '2GiB'")],
+        "memory_limit": MEMORY_LIMIT,
         "batch_size": [None, POSITIVE_INT],
         "random_state": [RANDOM_STATE],
         "n_jobs": N_JOBS,
