@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._resampling import DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT
 from ..group import AuditSummary, TrailSummary, get_metric
 from ..utils import (
     ARRAY_LIKE,
@@ -360,7 +361,7 @@ def summarize_trail(trail, *, label, prediction, protected, metric, target="over
 
 
 _PARTITIONED_CERTIFY_BOUNDS_PARAMETERS = {
-    **_TRAIL, **_BOOTSTRAP, "alpha": [PROBABILITY],
+    **_TRAIL, **_BOOTSTRAP, "alpha": [PROBABILITY], "memory_limit": MEMORY_LIMIT,
 }
 
 
@@ -387,6 +388,7 @@ def partitioned_certify_bounds(
     row_key=None,
     n_resamples=1000,
     batch_size=None,
+    memory_limit=DEFAULT_MEMORY_LIMIT,
     random_state=None,
     verbose=0,
 ):
@@ -428,6 +430,8 @@ def partitioned_certify_bounds(
     batch_size : int, optional
         Replicates per batch (multinomial: as in ``certify_bounds``; Poisson: per block in a
         partition).
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap at the driver, as in ``certify_bounds``.
     random_state : None, int, RandomState, Generator or SeedSequence
     verbose : int
         0: silent; otherwise progress bars over the partitions and the bootstrap replicates
@@ -472,7 +476,7 @@ def partitioned_certify_bounds(
     return summary.certify_bounds(
         alternative=alternative, alpha=alpha, scale=scale, p_star=p_star, w0=w0,
         n_resamples=n_resamples, batch_size=None if poisson else batch_size,
-        random_state=random_state, verbose=verbose)
+        memory_limit=memory_limit, random_state=random_state, verbose=verbose)
 
 
 _PARTITIONED_FLAG_GROUPS_PARAMETERS = {

@@ -100,3 +100,19 @@ def test_peak_memory_stays_under_the_limit():
         tracemalloc.stop()
     assert peaks[0] > 4 * 10**6 > peaks[1]
     np.testing.assert_array_equal(results[0].upper, results[1].upper)
+
+
+@pytest.mark.parametrize("bootstrap", ["multinomial", "poisson"])
+def test_partitioned_audit_under_a_memory_limit(bootstrap):
+    from skfair_audit.scale import partitioned_certify_bounds
+
+    y, y_pred, groups = _trail(4000)
+    trail = pd.DataFrame({"y": y, "y_pred": y_pred, **groups})
+    chunks = [trail.iloc[i:i + 1000] for i in range(0, 4000, 1000)]
+    common = dict(label="y", prediction="y_pred", protected=["a", "b"], metric="error_rate",
+                  bootstrap=bootstrap, n_resamples=200, random_state=0)
+    default = partitioned_certify_bounds(chunks, **common)
+    small = partitioned_certify_bounds(chunks, **common, memory_limit="20kB")
+    assert small.bootstrap == bootstrap
+    np.testing.assert_array_equal(small.upper, default.upper)
+    np.testing.assert_array_equal(small.bootstrap_distribution, default.bootstrap_distribution)
