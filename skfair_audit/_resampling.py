@@ -5,10 +5,10 @@ batched, seeded and distributed over workers, so that
 
 * memory is bounded by one parsed ``memory_limit`` (:class:`MemoryBudget`), never
   ``n_resamples × width`` at once;
-* results are **bit-identical** for any ``n_jobs``, any joblib backend and any
-  ``memory_limit``: the batch layout depends only on ``n_resamples`` and ``batch_size``, and
-  every batch gets its own child of a :class:`numpy.random.SeedSequence` spawned in the
-  parent process;
+* results are **bit-identical** for any ``n_jobs`` and any joblib backend, and the replicates
+  drawn are the same for any ``memory_limit``: the batch layout depends only on
+  ``n_resamples`` and ``batch_size``, and every batch gets its own child of a
+  :class:`numpy.random.SeedSequence` spawned in the parent process;
 * discrete data are resampled through their sufficient statistics (multinomial cell counts),
   so the cost of a replicate does not grow with the number of rows.
 
@@ -23,8 +23,12 @@ a *statistic* maps such a batch to an array whose first axis has length ``size``
     memory_limit)`` replicates, drawn one after the other from the batch's own random
     stream. Drawing ``a`` then ``b`` rows from a generator gives the bits of one draw of
     ``a + b`` rows (every draw here fills its rows in order from the generator's stream), and
-    the statistics are row-wise, so the chunking never changes a result: ``memory_limit``
-    bounds the memory and nothing else. A budget smaller than one replicate is refused with
+    the statistics are row-wise, so the chunking never changes the replicates:
+    ``memory_limit`` bounds the memory and nothing else. A statistic of numpy reductions
+    (FaiTH's, through ``row_dot``) then gives the same bits; one computed through a BLAS
+    matrix product may move in its last bits, since OpenBLAS may choose its kernel by the
+    number of rows (seen with the RKHS audit; the tests check the group disparity processes
+    and tilts bit for bit). A budget smaller than one replicate is refused with
     :class:`MemoryLimitError` before anything is allocated.
 ``batch_width``
     The width that fixes the batch layout when ``batch_size`` is not given:
@@ -60,6 +64,7 @@ __all__ = [
     "check_memory",
     "default_batch_size",
     "format_bytes",
+    "is_memory_limit",
     "parse_memory_limit",
     "replicates_per_batch",
     "replicate_cost",
