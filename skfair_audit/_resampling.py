@@ -15,7 +15,9 @@ batched, seeded and distributed over workers, so that
 A *draw* is a small picklable object ``draw(rng, size) -> array of shape (size, width)``;
 a *statistic* maps such a batch to an array whose first axis has length ``size``.
 
-**The memory rule.** A statistic declares two numbers next to its math:
+**The memory rule.** A statistic declares two numbers next to its math (and, optionally,
+``fixed_bytes``: a working set of each evaluation that does not grow with the replicates,
+taken off the budget first):
 
 ``bytes_per_replicate``
     The peak working set of one replicate, its draw included, in bytes. The engine evaluates
@@ -27,8 +29,8 @@ a *statistic* maps such a batch to an array whose first axis has length ``size``
     ``memory_limit`` bounds the memory and nothing else. A statistic of numpy reductions
     (FaiTH's, through ``row_dot``) then gives the same bits; one computed through a BLAS
     matrix product may move in its last bits, since OpenBLAS may choose its kernel by the
-    number of rows (seen with the RKHS audit; the tests check the group disparity processes
-    and tilts bit for bit). A budget smaller than one replicate is refused with
+    number of rows (seen with the RKHS and polynomial-tilt audits; the tests check the group
+    disparity processes and the monotone tilts bit for bit). A budget smaller than one replicate is refused with
     :class:`MemoryLimitError` before anything is allocated.
 ``batch_width``
     The width that fixes the batch layout when ``batch_size`` is not given:
@@ -245,14 +247,14 @@ def check_memory(n_bytes, memory_limit, what, hint):
 
 
 def replicates_per_batch(bytes_per_replicate, n_replicates, memory_limit=DEFAULT_MEMORY_LIMIT,
-                         *, what="One bootstrap replicate"):
+                         *, fixed_bytes=0, what="One bootstrap replicate"):
     """How many replicates to hold at once: the one batch-size rule of the library.
 
     .. math::
 
         k = \\min\\Big(n_{\\text{replicates}},\\ 10\\,000,\\
-            \\Big\\lfloor \\frac{\\text{memory\\_limit}}{\\text{bytes\\_per\\_replicate}}
-            \\Big\\rfloor\\Big)
+            \\Big\\lfloor \\frac{\\text{memory\\_limit} - \\text{fixed\\_bytes}}
+            {\\text{bytes\\_per\\_replicate}}\\Big\\rfloor\\Big)
 
     Parameters
     ----------
@@ -262,6 +264,9 @@ def replicates_per_batch(bytes_per_replicate, n_replicates, memory_limit=DEFAULT
         Replicates to evaluate; the batch never exceeds it.
     memory_limit : int, float, str, None or MemoryBudget, default="2GiB"
         The budget (see :func:`parse_memory_limit`).
+    fixed_bytes : int or float, default=0
+        Working set of the evaluation that does not grow with the replicates (e.g. a dense
+        cell-to-group matrix built at each call), taken off the budget first.
     what : str
         Names the replicate in the error message.
 
@@ -273,8 +278,8 @@ def replicates_per_batch(bytes_per_replicate, n_replicates, memory_limit=DEFAULT
     Raises
     ------
     MemoryLimitError
-        When one replicate alone needs more than ``memory_limit``: no batch fits, and the
-        error says so before anything is allocated.
+        When one replicate (with ``fixed_bytes``) needs more than ``memory_limit``: no
+        batch fits, and the error says so before anything is allocated.
 
     Examples
     --------
@@ -291,10 +296,11 @@ def replicates_per_batch(bytes_per_replicate, n_replicates, memory_limit=DEFAULT
         raise ValueError(
             f"bytes_per_replicate must be a non-negative number, got {bytes_per_replicate!r}.")
     budget = MemoryBudget.of(memory_limit)
-    budget.check(per, what, "Lower the number of cells, groups or rows of the audit")
+    budget.check(fixed_bytes + per, what, "Lower the number of cells, groups or rows of the audit")
     fits = MAX_BATCH_REPLICATES
-    if per > 0 and budget.limit < per * MAX_BATCH_REPLICATES:
-        fits = int(budget.limit // per)
+    room = budget.limit - fixed_bytes
+    if per > 0 and room < per * MAX_BATCH_REPLICATES:
+        fits = int(room // per)
     return max(1, min(n_replicates, fits))
 
 
@@ -456,15 +462,18 @@ def _run_batch(statistic, draw, seed, size, chunk):
                            for part in batch_layout(size, chunk)], axis=0)
 
 
-def replicate_cost(statistic, draw, bytes_per_replicate=None, batch_width=None):
-    """``(bytes_per_replicate, batch_width)`` of a statistic on a draw: given values first,
-    then the statistic's own declarations, else the draw's weights alone."""
+def replicate_cost(statistic, draw, bytes_per_replicate=None, batch_width=None,
+                   fixed_bytes=None):
+    """``(bytes_per_replicate, batch_width, fixed_bytes)`` of a statistic on a draw: given
+    values first, then the statistic's own declarations, else the draw's weights alone."""
     width = getattr(draw, "width", 1)
     if bytes_per_replicate is None:
         bytes_per_replicate = getattr(statistic, "bytes_per_replicate", 8 * width)
     if batch_width is None:
         batch_width = getattr(statistic, "batch_width", width)
-    return bytes_per_replicate, batch_width
+    if fixed_bytes is None:
+        fixed_bytes = getattr(statistic, "fixed_bytes", 0)
+    return bytes_per_replicate, batch_width, fixed_bytes
 
 
 def resample(
@@ -476,6 +485,7 @@ def resample(
     memory_limit=DEFAULT_MEMORY_LIMIT,
     bytes_per_replicate=None,
     batch_width=None,
+    fixed_bytes=None,
     random_state=None,
     n_jobs: int | None = None,
     verbose: int = 0,
@@ -510,6 +520,9 @@ def resample(
     batch_width : int, optional
         Width fixing the default batch layout; default: the statistic's ``batch_width``
         attribute, else ``draw.width``.
+    fixed_bytes : int or float, optional
+        Working set of an evaluation that does not grow with the replicates, taken off the
+        budget; default: the statistic's ``fixed_bytes`` attribute, else 0.
     random_state : None, int, RandomState, Generator or SeedSequence
         Seed of the parent :class:`~numpy.random.SeedSequence`; each batch uses its own
         spawned child.
@@ -540,11 +553,12 @@ def resample(
     >>> bool(np.array_equal(small, means))
     True
     """
-    per_replicate, width = replicate_cost(statistic, draw, bytes_per_replicate, batch_width)
+    per_replicate, width, fixed = replicate_cost(statistic, draw, bytes_per_replicate,
+                                                 batch_width, fixed_bytes)
     if batch_size is None:
         batch_size = default_batch_size(width)
     sizes = batch_layout(n_resamples, batch_size)
-    chunk = replicates_per_batch(per_replicate, max(sizes), memory_limit)
+    chunk = replicates_per_batch(per_replicate, max(sizes), memory_limit, fixed_bytes=fixed)
     seeds = seed_sequence(random_state).spawn(len(sizes))
 
     def batches():

@@ -149,6 +149,9 @@ def test_replicates_per_batch_edge_cases():
     assert replicates_per_batch(1000, 10**6, None) == 10_000   # no limit: the batch cap
     assert replicates_per_batch(0, 10**6, "1B") == 10_000      # a free statistic
     assert replicates_per_batch(1000, 500, 1000) == 1          # exactly one replicate fits
+    assert replicates_per_batch(1000, 500, 10_000, fixed_bytes=4000) == 6
+    with pytest.raises(MemoryLimitError, match="needs about 1.2 KiB"):
+        replicates_per_batch(1000, 500, 1000, fixed_bytes=200)  # the fixed part comes first
     assert replicates_per_batch(1000, 500, "1kB") == replicates_per_batch(
         1000, 500, MemoryBudget.of("1kB"))
     with pytest.raises(MemoryLimitError, match=r"needs about 1000 B, more than memory_limit "

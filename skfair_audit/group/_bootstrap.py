@@ -272,16 +272,21 @@ class _OnAtoms:
 
 
 def disparity_cost(stats, groups):
-    """``(bytes_per_replicate, batch_width)`` of a statistic of the per-group sums.
+    """``(bytes_per_replicate, batch_width, fixed_bytes)`` of a statistic of the per-group
+    sums.
 
     Bytes: the replicate sums (:attr:`SufficientStatistics.replicate_sums_bytes`) and six
     float arrays over the groups (their sizes and sums, the centred sums, the process, its
     scaled and negated copies). Width: four floats over the widest of atoms, cells and groups
-    (the layout of the published results). The default of :func:`run_bootstrap`.
+    (the layout of the published results). Fixed: the float copy of a dense cell-to-group
+    membership matrix that each evaluation multiplies by (none for interval and box
+    layouts, which take prefix sums). The default of :func:`run_bootstrap`.
     """
     n_groups = 0 if groups is None else groups.n_groups
+    dense = groups is not None and groups.layout is None
     return (stats.replicate_sums_bytes + 8 * 6 * n_groups,
-            4 * max(stats.n_atoms, stats.n_cells, n_groups))
+            4 * max(stats.n_atoms, stats.n_cells, n_groups),
+            8 * stats.n_cells * n_groups if dense else 0)
 
 
 def run_bootstrap(summary, statistic, n_resamples, *, batch_size=None,
@@ -295,8 +300,8 @@ def run_bootstrap(summary, statistic, n_resamples, *, batch_size=None,
     metric on a partitioned trail), the Poisson replicates computed by the partitions, in
     order. ``verbose`` shows a progress bar over the replicates (it never changes the result).
 
-    The statistic declares ``replicate_cost(stats) -> (bytes_per_replicate, batch_width)``
-    (the memory rule of :mod:`skfair_audit._resampling`); without it,
+    The statistic declares ``replicate_cost(stats) -> (bytes_per_replicate, batch_width,
+    fixed_bytes)`` (the memory rule of :mod:`skfair_audit._resampling`); without it,
     :func:`disparity_cost`. Replicates are
     evaluated in chunks that fit ``memory_limit``; the results do not depend on it.
 
@@ -313,8 +318,8 @@ def run_bootstrap(summary, statistic, n_resamples, *, batch_size=None,
             "n_resamples=B)."
         )
     cost = getattr(statistic, "replicate_cost", None)
-    per_replicate, width = (disparity_cost(stats, getattr(summary, "groups", None))
-                            if cost is None else cost(stats))
+    per_replicate, width, fixed = (disparity_cost(stats, getattr(summary, "groups", None))
+                                   if cost is None else cost(stats))
     if summary.replicates is not None:
         if n_resamples is not None and n_resamples != summary.replicates.n_resamples:
             raise ValueError(
@@ -324,7 +329,8 @@ def run_bootstrap(summary, statistic, n_resamples, *, batch_size=None,
         # No random stream: the chunks only bound the memory.
         total = summary.replicates.n_resamples
         step = min(default_batch_size(4 * max(stats.n_cells, 1)) if batch_size is None
-                   else batch_size, replicates_per_batch(per_replicate, total, memory_limit))
+                   else batch_size, replicates_per_batch(per_replicate, total, memory_limit,
+                                                         fixed_bytes=fixed))
         parts = (np.asarray(statistic(summary.replicates.batch(
             start, start + step, stats, summary.target_kind, summary.theta_hat)))
             for start in range(0, total, step))
@@ -333,8 +339,8 @@ def run_bootstrap(summary, statistic, n_resamples, *, batch_size=None,
     return resample(_OnAtoms(statistic, stats, summary.target_kind, summary.theta_hat),
                     stats.draw(), n_resamples, batch_size=batch_size,
                     memory_limit=memory_limit, bytes_per_replicate=per_replicate,
-                    batch_width=width, random_state=random_state, n_jobs=n_jobs,
-                    verbose=verbose)
+                    batch_width=width, fixed_bytes=fixed, random_state=random_state,
+                    n_jobs=n_jobs, verbose=verbose)
 
 
 @dataclass(frozen=True, eq=False)
@@ -375,7 +381,7 @@ class DisparityProcess:
         object.__setattr__(self, "_observed", self.stats.observed_group_sums(self.groups))
 
     def replicate_cost(self, stats):
-        """``(bytes_per_replicate, batch_width)``: :func:`disparity_cost`."""
+        """``(bytes_per_replicate, batch_width, fixed_bytes)``: :func:`disparity_cost`."""
         return disparity_cost(stats, self.groups)
 
     def _sums(self, replicates):

@@ -242,16 +242,17 @@ class MonotoneProcess:
             object.__setattr__(self, "_pairs", np.triu_indices(self.mass.size, k=1))
 
     def replicate_cost(self, stats):
-        """``(bytes_per_replicate, batch_width)`` (memory rule of
+        """``(bytes_per_replicate, batch_width, fixed_bytes)`` (memory rule of
         :mod:`skfair_audit._resampling`). Bytes: the replicate sums, eight float arrays over
         the ``m`` cells (:math:`\\Delta_b`, :math:`A_b`, the half-line sums, the values and
         their negation) and, exact, ten over the ``m(m-1)/2`` edges (the vertex values at
         both estimates and their bounds, in chunks of at most ``_PAIR_CHUNK`` entries).
-        Width: eight floats over the atoms or cells, plus the ``m^2`` pairs when exact."""
+        Width: eight floats over the atoms or cells, plus the ``m^2`` pairs when exact.
+        No fixed part."""
         m = self.mass.size
         pairs = m * (m - 1) // 2 if self.method == "exact" else 0
         per_replicate = stats.replicate_sums_bytes + 8 * (8 * m + 10 * pairs)
-        return per_replicate, 8 * (max(stats.n_atoms, m) + (m * m if pairs else 0))
+        return per_replicate, 8 * (max(stats.n_atoms, m) + (m * m if pairs else 0)), 0
 
     def vertices(self, direction):
         """Mass, centred sum, estimate and :math:`r` of the half-lines of a direction."""

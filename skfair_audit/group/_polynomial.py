@@ -113,14 +113,14 @@ class PolynomialProcess:
         object.__setattr__(self, "_outer", np.einsum("ci,cj->cij", f, f).reshape(f.shape[0], -1))
 
     def replicate_cost(self, stats):
-        """``(bytes_per_replicate, batch_width)`` (memory rule of
+        """``(bytes_per_replicate, batch_width, fixed_bytes)`` (memory rule of
         :mod:`skfair_audit._resampling`). Bytes: the replicate sums, :math:`\\Delta_b` and
         :math:`A_b` over the cells, and eight ``d x d`` matrices (the two quadratic forms,
         their combination and the eigensolver's work). Width: four floats over the atoms or
-        the ``cells x d`` features."""
+        the ``cells x d`` features. No fixed part."""
         cells, d = self.features.shape
         per_replicate = stats.replicate_sums_bytes + 8 * (2 * cells + 8 * d * d)
-        return per_replicate, 4 * max(stats.n_atoms, cells * d)
+        return per_replicate, 4 * max(stats.n_atoms, cells * d), 0
 
     def __call__(self, replicates):
         delta, shift = replicate_cell_sums(replicates, self.mass, self.centred, self.n)

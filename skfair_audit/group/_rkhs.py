@@ -523,18 +523,18 @@ class _RKHSStatistic:
     rescaled: tuple = None  # (rotation, xi, sd)
 
     def replicate_cost(self, stats):
-        """``(bytes_per_replicate, batch_width)`` (memory rule of
+        """``(bytes_per_replicate, batch_width, fixed_bytes)`` (memory rule of
         :mod:`skfair_audit._resampling`). Bytes: the replicate sums over the ``n`` rows and
         the rank-four forms ``Z`` (``r x 4``); rescaled, the branch and bound's arrays over
         both signs, up to ``grid - 1 + rounds`` intervals, ``r x 4`` each, with their
-        temporaries. Width: ``2 n``, rescaled at least ``32 r``."""
+        temporaries. Width: ``2 n``, rescaled at least ``32 r``. No fixed part."""
         rank = self.factor.shape[1]
         width = 2 * self.n
         per_replicate = stats.replicate_sums_bytes + 8 * (self.n + 4 * rank + 32)
         if self.rescaled is not None:
             width = max(width, 32 * rank)
             per_replicate += 8 * 2 * _INTERVALS * (8 * rank + 48)
-        return per_replicate, width
+        return per_replicate, width, 0
 
     def __call__(self, replicates):
         args = (self.factor, self.count0, self.sum0, self.theta_hat, replicates.counts,
