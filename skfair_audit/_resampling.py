@@ -30,8 +30,8 @@ taken off the budget first):
     (FaiTH's, through ``row_dot``) then gives the same bits; one computed through a BLAS
     matrix product may move in its last bits, since OpenBLAS may choose its kernel by the
     number of rows (seen with the RKHS and polynomial-tilt audits; the tests check the group
-    disparity processes and the monotone tilts bit for bit). A budget smaller than one replicate is refused with
-    :class:`MemoryLimitError` before anything is allocated.
+    disparity processes and the monotone tilts bit for bit). A budget smaller than one
+    replicate is refused with :class:`MemoryLimitError` before anything is allocated.
 ``batch_width``
     The width that fixes the batch layout when ``batch_size`` is not given:
     :func:`default_batch_size` ``(batch_width)`` replicates per batch (32 MiB of float64 over
