@@ -6,6 +6,7 @@ import pytest
 
 from skfair_audit._resampling import (
     HypergeometricCounts,
+    MemoryLimitError,
     MultinomialCounts,
     PoissonWeights,
     RowCategories,
@@ -69,7 +70,9 @@ def test_batch_layout():
         batch_layout(4, 0)
 
 
-def test_memory_is_bounded_by_batch_size():
+@pytest.mark.parametrize("controls", [{"batch_size": 10}, {"memory_limit": 10 * 8 * 20_000}],
+                         ids=["batch_size", "memory_limit"])
+def test_memory_is_bounded_by_batch_size_or_memory_limit(controls):
     n = 20_000
     draw = MultinomialCounts.rows(n)
     sizes = []
@@ -79,7 +82,7 @@ def test_memory_is_bounded_by_batch_size():
         return weights.sum(axis=1)
 
     tracemalloc.start()
-    out = resample(statistic, draw, 500, batch_size=10, random_state=0)
+    out = resample(statistic, draw, 500, random_state=0, **controls)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert max(sizes) == 10 and sum(sizes) == 500
@@ -133,3 +136,61 @@ def test_row_categories_have_the_multinomial_law():
     np.testing.assert_allclose(covariance, expected, atol=0.25)
     with pytest.raises(ValueError, match="at least one row"):
         RowCategories(np.zeros(3), 2)
+
+
+# -- the memory rule -------------------------------------------------------------------
+
+
+def test_replicates_per_batch_edge_cases():
+    from skfair_audit._resampling import MemoryBudget, MemoryLimitError, replicates_per_batch
+
+    assert replicates_per_batch(1000, 500, 10_000) == 10
+    assert replicates_per_batch(1000, 5, 10_000) == 5          # never more than asked
+    assert replicates_per_batch(1000, 10**6, None) == 10_000   # no limit: the batch cap
+    assert replicates_per_batch(0, 10**6, "1B") == 10_000      # a free statistic
+    assert replicates_per_batch(1000, 500, 1000) == 1          # exactly one replicate fits
+    assert replicates_per_batch(1000, 500, 10_000, fixed_bytes=4000) == 6
+    with pytest.raises(MemoryLimitError, match="needs about 1.2 KiB"):
+        replicates_per_batch(1000, 500, 1000, fixed_bytes=200)  # the fixed part comes first
+    assert replicates_per_batch(1000, 500, "1kB") == replicates_per_batch(
+        1000, 500, MemoryBudget.of("1kB"))
+    with pytest.raises(MemoryLimitError, match=r"needs about 1000 B, more than memory_limit "
+                                               r"= 999 B"):
+        replicates_per_batch(1000, 500, 999)
+    with pytest.raises(ValueError, match="n_replicates"):
+        replicates_per_batch(1000, 0, "1MB")
+    with pytest.raises(ValueError, match="bytes_per_replicate"):
+        replicates_per_batch(-1, 5, "1MB")
+    with pytest.raises(ValueError, match="memory_limit"):
+        replicates_per_batch(1000, 5, "lots")
+
+
+def test_memory_budget_is_parsed_once():
+    from skfair_audit._resampling import MEMORY_LIMIT, MemoryBudget, MemoryLimitError
+
+    budget = MemoryBudget.of("2GiB")
+    assert budget == MemoryBudget.of(2 * 2**30) and MemoryBudget.of(budget) is budget
+    assert MemoryBudget.of(None).limit == np.inf and str(MemoryBudget.of(None)) == "no limit"
+    with pytest.raises(MemoryLimitError, match="the thing needs about 2.0 KiB"):
+        MemoryBudget.of("1KiB").check(2048, "the thing", "Shrink it")
+    assert MEMORY_LIMIT[1].is_satisfied_by("500MB") and not MEMORY_LIMIT[1].is_satisfied_by(0)
+
+
+@pytest.mark.parametrize("draw", [
+    MultinomialCounts(np.array([0.2, 0.3, 0.5]), 101),
+    RowCategories(np.array([3, 0, 5, 1, 9]), 7),
+    RowCategories(np.array([3, 0, 5, 1, 9]), 13, tally=True),
+    HypergeometricCounts(np.array([3, 0, 5, 1, 9]), 7),
+    PoissonWeights(33),
+], ids=lambda d: type(d).__name__)
+def test_memory_limit_never_changes_the_replicates(draw):
+    # Chunks of a batch continue the batch's stream: any memory_limit gives the same bits.
+    reference = resample(lambda w: w, draw, 37, batch_size=16, random_state=5, memory_limit=None)
+    width = draw.width
+    for chunk in (1, 3, 5, 16):
+        out = resample(lambda w: w, draw, 37, batch_size=16, random_state=5,
+                       memory_limit=chunk * 8 * width)
+        np.testing.assert_array_equal(out, reference)
+    with pytest.raises(MemoryLimitError, match="One bootstrap replicate"):
+        resample(lambda w: w, draw, 37, random_state=5, memory_limit=8 * width - 1)
+

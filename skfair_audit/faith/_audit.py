@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._resampling import DEFAULT_MEMORY_LIMIT
+from .._resampling import DEFAULT_MEMORY_LIMIT, MemoryBudget
 from .._utils import check_confidence_level
 from ._diagnostics import (
     DegenerateMetricWarning,
@@ -341,6 +341,7 @@ def faith_audit(
     >>> bool(res.rejected), bool(res.near_kink)
     (True, False)
     """
+    memory_limit = MemoryBudget.of(memory_limit)  # parsed once, for every step below
     if isinstance(cost, TransportProblem):
         problem = cost
         if forbidden is not None:
@@ -487,4 +488,5 @@ def faith_audit(
         saturation_budgets=(half, most),
         budget_saturated=saturated,
         estimand=estimand,
+        memory_limit=memory_limit.limit,
     )

@@ -14,7 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory, parse_memory_limit
+from .._resampling import DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT, check_memory, parse_memory_limit
 from .._utils import (
     ARRAY_LIKE,
     BOOLEAN,
@@ -74,14 +74,6 @@ DEFAULT_EPSILON = 0.0
 #: Distinct audit rows per chunk of the audit on a reference set: the chunks are its
 #: parallel tasks, fixed by the audit rows alone so that results do not depend on ``n_jobs``.
 REFERENCE_CHUNK = 2**18
-
-
-def _is_memory_limit(value):
-    try:
-        parse_memory_limit(value)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
@@ -301,7 +293,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
                    Predicate(lambda v: isinstance(v, tuple | list) and not v, "empty")],
         "forbidden": [None, ARRAY_LIKE],
         "max_cells": [None, POSITIVE_INT],
-        "memory_limit": [None, Predicate(_is_memory_limit, "a byte count such as '2GiB'")],
+        "memory_limit": MEMORY_LIMIT,
         "batch_size": [None, POSITIVE_INT],
         "random_state": [RANDOM_STATE],
         "n_jobs": N_JOBS,

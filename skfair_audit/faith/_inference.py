@@ -21,15 +21,11 @@ from scipy import stats
 
 from .._resampling import (
     DEFAULT_MEMORY_LIMIT,
-    MAX_BATCH_ELEMENTS,
     HypergeometricCounts,
     MultinomialCounts,
     RowCategories,
-    check_memory,
-    parse_memory_limit,
     resample,
 )
-from ._solver import CHUNK_ELEMENTS
 
 __all__ = [
     "BOOTSTRAP_METHODS",
@@ -199,9 +195,10 @@ def bootstrap_root(
         Transport budget.
     scheme : BootstrapScheme
         From :func:`bootstrap_scheme`.
-    memory_limit : int, float, str or None, default="2GiB"
-        Budget of one batch (its resampled counts and frequencies, plus the chunked
-        evaluation); a ``batch_size`` that exceeds it is refused.
+    memory_limit : int, float, str, None or MemoryBudget, default="2GiB"
+        Budget of the replicates held at once (their resampled counts and frequencies, plus
+        the chunked evaluation): batches are evaluated in chunks that fit it, with the same
+        results.
 
     Returns
     -------
@@ -230,34 +227,19 @@ def bootstrap_root(
     else:
         size = scheme.m if scheme.method == "m-out-of-n" else n
         draw = MultinomialCounts(frequencies, size)
-    # A batch holds B x n_support counts and frequencies; the evaluation is chunked by the
-    # problem (bounded whatever B).
-    def batch_bytes(size):
-        evaluation = 6 * 8 * min(CHUNK_ELEMENTS, size * max(problem.n_segments, 1))
-        return size * draw.width * 24 + evaluation
-
-    limit = parse_memory_limit(memory_limit)
-    if batch_size is None:
-        width = draw.width if rows else max(counts.size, problem.n_segments)
-        batch_size = max(1, min(10_000, MAX_BATCH_ELEMENTS // max(width, 1)))
-        while batch_size > 1 and batch_bytes(batch_size) > limit:
-            batch_size = max(1, batch_size // 2)
-        hint = "The audit has too many cells with audit rows for this budget"
-    else:
-        hint = "Lower batch_size"
-    check_memory(
-        batch_bytes(int(batch_size)),
-        memory_limit,
-        f"A bootstrap batch of {int(batch_size):,} replicates over {draw.width:,} "
-        + ("resampled rows" if rows else "cells"),
-        hint,
-    )
+    # A replicate holds its counts and frequencies over the support; the evaluation is
+    # chunked by the problem. The batch layout keeps the width of the published results.
+    width = draw.width if rows else max(counts.size, problem.n_segments)
+    per_replicate = 24 * draw.width + 48 * max(problem.n_segments, 1)
     statistic = _Root(problem, frequencies, float(epsilon), value, scheme, rows)
     root = resample(
         statistic,
         draw,
         n_resamples,
         batch_size=batch_size,
+        memory_limit=memory_limit,
+        bytes_per_replicate=per_replicate,
+        batch_width=width,
         random_state=random_state,
         n_jobs=n_jobs,
         verbose=verbose,

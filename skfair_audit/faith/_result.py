@@ -134,6 +134,9 @@ class FaithResult(AuditResult):
     estimand : str or None
         Where the audit lets an individual move, in one sentence (the population quantity
         the bounds are about).
+    memory_limit : float
+        The audit's memory budget in bytes (``inf``: none), which :attr:`transport_plan`
+        keeps to.
     """
 
     statistic: float
@@ -175,6 +178,7 @@ class FaithResult(AuditResult):
     saturation_budgets: tuple | None = None
     budget_saturated: bool | None = None
     estimand: str | None = None
+    memory_limit: float = field(default=DEFAULT_MEMORY_LIMIT, repr=False)
 
     def confidence_interval(self, confidence_level=None, alternative="two-sided"):
         """Confidence interval for ψ(f*) from the stored bootstrap distribution.
@@ -241,13 +245,14 @@ class FaithResult(AuditResult):
     def transport_plan(self):
         """The optimal plan Π as a dense (K, K) array of probability mass.
 
-        Refused with :class:`MemoryLimitError` when ``8 K²`` bytes exceed 2 GiB: the plan's
+        Refused with :class:`MemoryLimitError` when ``8 K²`` bytes exceed the audit's
+        ``memory_limit`` (2 GiB by default): the plan's
         non-zero entries are ``plan_source``, ``plan_target`` and ``plan_mass``
         (``scipy.sparse.coo_array((plan_mass, (plan_source, plan_target)))``).
         """
         check_memory(
             8 * self.n_cells**2,
-            DEFAULT_MEMORY_LIMIT,
+            self.memory_limit,
             f"The dense {self.n_cells:,} x {self.n_cells:,} transport plan",
             "Use its non-zero entries plan_source, plan_target and plan_mass, or moves()",
         )

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._resampling import check_memory
+from .._resampling import DEFAULT_MEMORY_LIMIT, check_memory
 from .._utils import import_optional, level_codes, missing_mask
 
 __all__ = [
@@ -588,7 +588,7 @@ class GridSpace(_CellSpace):
     @classmethod
     def from_data(
         cls, X, y, features=None, *, categories=None, classes=None, max_cells=100_000,
-        memory_limit=None,
+        memory_limit=DEFAULT_MEMORY_LIMIT,
     ):
         """Build the grid of the declared discrete features of ``X`` times the labels of ``y``.
 
@@ -610,7 +610,7 @@ class GridSpace(_CellSpace):
         max_cells : int or None, default=100_000
             Largest allowed number of cells ``K`` (None: no cap). With a linear-map fair metric
             the audit needs ``O(K)`` memory; other metrics need ``K x K`` matrices.
-        memory_limit : int, float, str or None, default=None
+        memory_limit : int, float, str or None, default="2GiB"
             Refuse (:class:`MemoryLimitError`) a space whose cells would need more memory
             across the audit (about ``CELL_BYTES`` per cell).
 
@@ -840,7 +840,7 @@ class EmpiricalSpace(_CellSpace):
     @classmethod
     def from_data(
         cls, X, y, *, protected=(), protected_levels=None, classes=None, max_cells=100_000,
-        memory_limit=None,
+        memory_limit=DEFAULT_MEMORY_LIMIT,
     ):
         """Build the space from the distinct rows of numeric data and their counterfactuals.
 
@@ -858,7 +858,7 @@ class EmpiricalSpace(_CellSpace):
             Label levels; default the sorted distinct values of ``y``.
         max_cells : int or None, default=100_000
             Largest allowed number of cells ``K`` (None: no cap).
-        memory_limit : int, float, str or None, default=None
+        memory_limit : int, float, str or None, default="2GiB"
             Refuse (:class:`MemoryLimitError`) a space whose cells would need more memory
             across the audit (about ``CELL_BYTES`` per cell).
 

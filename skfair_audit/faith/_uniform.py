@@ -42,11 +42,8 @@ from threadpoolctl import ThreadpoolController
 
 from .._resampling import (
     DEFAULT_MEMORY_LIMIT,
-    MAX_BATCH_ELEMENTS,
     MultinomialCounts,
     RowCategories,
-    check_memory,
-    parse_memory_limit,
     resample,
 )
 from ._inference import _upper_quantile
@@ -557,9 +554,9 @@ def uniform_inference(
         Resampling engine controls (:func:`skfair_audit._resampling.resample`).
     threshold : float, optional
         κ_n of the contact set; default :func:`contact_threshold`.
-    memory_limit : int, float, str or None, default="2GiB"
-        Budget of one bootstrap batch (see ``FaithAuditor``); the default batch size shrinks to
-        fit it, and a given ``batch_size`` that does not fit is refused before allocating.
+    memory_limit : int, float, str, None or MemoryBudget, default="2GiB"
+        Budget of the replicates held at once (see ``FaithAuditor``): batches are evaluated in
+        chunks that fit it, with the same results.
 
     Returns
     -------
@@ -614,29 +611,17 @@ def uniform_inference(
                 if f_support.size * ROW_DRAWS_BELOW > n else MultinomialCounts(f_support, n))
         segments = int(pieces.prefix[subset].max()) + 1
 
-        def batch_bytes(size):
-            # counts and frequencies over the support; the mass and its prefix sums
-            return 8 * size * (3 * f_support.size + 6 * segments)
-
-        if batch_size is None:
-            width = max(f_support.size, segments)
-            batch_size = max(1, min(10_000, MAX_BATCH_ELEMENTS // (3 * width)))
-            while batch_size > 1 and batch_bytes(batch_size) > parse_memory_limit(memory_limit):
-                batch_size = max(1, batch_size // 2)
-            hint = "The audit has too many cells with audit rows for this budget"
-        else:
-            hint = "Lower batch_size"
-        check_memory(
-            batch_bytes(int(batch_size)), memory_limit,
-            f"A max-t bootstrap batch of {int(batch_size):,} replicates over "
-            f"{f_support.size:,} cells and {segments:,} segments", hint,
-        )
+        # counts and frequencies over the support; the mass and its prefix sums
+        per_replicate = 8 * (3 * f_support.size + 6 * segments)
         max_t = np.asarray(
             resample(
                 statistic,
                 draw,
                 n_resamples,
                 batch_size=batch_size,
+                memory_limit=memory_limit,
+                bytes_per_replicate=per_replicate,
+                batch_width=3 * max(f_support.size, segments),
                 random_state=random_state,
                 n_jobs=n_jobs,
                 verbose=verbose,

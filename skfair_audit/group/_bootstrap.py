@@ -38,7 +38,13 @@ import numpy as np
 from scipy import stats as _stats
 
 from .._progress import track
-from .._resampling import MultinomialCounts, default_batch_size, resample
+from .._resampling import (
+    DEFAULT_MEMORY_LIMIT,
+    MultinomialCounts,
+    default_batch_size,
+    replicates_per_batch,
+    resample,
+)
 from ._intervals import max_subarray
 
 
@@ -186,6 +192,13 @@ class SufficientStatistics:
         mean = total / rows
         return float(np.sqrt(max(squares / rows - mean**2, 0.0)))
 
+    @property
+    def replicate_sums_bytes(self) -> int:
+        """Working set of one replicate's :meth:`replicate_sums`, in bytes: the int64 atom
+        counts drawn, their float copy and weighted copy, and the two per-cell sums with
+        their ``reduceat`` temporaries (the Poisson replicates' per-cell sums cost less)."""
+        return 8 * (3 * self.n_atoms + 4 * self.n_cells)
+
     def replicate_sums(self, counts, target_kind, theta_hat) -> ReplicateSums:
         """:class:`ReplicateSums` of multinomial atom counts ``(size, n_atoms)``."""
         counts = np.atleast_2d(np.asarray(counts, dtype=float))
@@ -258,15 +271,39 @@ class _OnAtoms:
                                                         self.theta_hat))
 
 
-def run_bootstrap(summary, statistic, n_resamples, *, batch_size=None, random_state=None,
-                  n_jobs=None, verbose=0):
+def disparity_cost(stats, groups):
+    """``(bytes_per_replicate, batch_width, fixed_bytes)`` of a statistic of the per-group
+    sums.
+
+    Bytes: the replicate sums (:attr:`SufficientStatistics.replicate_sums_bytes`) and six
+    float arrays over the groups (their sizes and sums, the centred sums, the process, its
+    scaled and negated copies). Width: four floats over the widest of atoms, cells and groups
+    (the layout of the published results). Fixed: the float copy of a dense cell-to-group
+    membership matrix that each evaluation multiplies by (none for interval and box
+    layouts, which take prefix sums). The default of :func:`run_bootstrap`.
+    """
+    n_groups = 0 if groups is None else groups.n_groups
+    dense = groups is not None and groups.layout is None
+    return (stats.replicate_sums_bytes + 8 * 6 * n_groups,
+            4 * max(stats.n_atoms, stats.n_cells, n_groups),
+            8 * stats.n_cells * n_groups if dense else 0)
+
+
+def run_bootstrap(summary, statistic, n_resamples, *, batch_size=None,
+                  memory_limit=DEFAULT_MEMORY_LIMIT, random_state=None, n_jobs=None,
+                  verbose=0):
     """The one bootstrap engine: ``statistic`` (of :class:`ReplicateSums`) over replicates.
 
     With atoms, Efron's bootstrap as multinomial counts over the atoms
     (:func:`skfair_audit._resampling.resample`: batches seeded from ``random_state``,
-    identical for any ``n_jobs``). Without atoms (a continuous metric on a partitioned
-    trail), the Poisson replicates computed by the partitions, in order. ``verbose`` shows a
-    progress bar over the replicates (it never changes the result).
+    identical for any ``n_jobs`` and any ``memory_limit``). Without atoms (a continuous
+    metric on a partitioned trail), the Poisson replicates computed by the partitions, in
+    order. ``verbose`` shows a progress bar over the replicates (it never changes the result).
+
+    The statistic declares ``replicate_cost(stats) -> (bytes_per_replicate, batch_width,
+    fixed_bytes)`` (the memory rule of :mod:`skfair_audit._resampling`); without it,
+    :func:`disparity_cost`. Replicates are
+    evaluated in chunks that fit ``memory_limit``; the results do not depend on it.
 
     Returns
     -------
@@ -280,27 +317,30 @@ def run_bootstrap(summary, statistic, n_resamples, *, batch_size=None, random_st
             "summarised without n_resamples): the bootstrap needs summarize_trail(..., "
             "n_resamples=B)."
         )
+    cost = getattr(statistic, "replicate_cost", None)
+    per_replicate, width, fixed = (disparity_cost(stats, getattr(summary, "groups", None))
+                                   if cost is None else cost(stats))
     if summary.replicates is not None:
         if n_resamples is not None and n_resamples != summary.replicates.n_resamples:
             raise ValueError(
                 f"this summary carries {summary.replicates.n_resamples} Poisson replicates "
                 f"(computed by the partitions); n_resamples={n_resamples} cannot change them."
             )
-        step = default_batch_size(4 * max(stats.n_cells, 1)) if batch_size is None else (
-            batch_size)
+        # No random stream: the chunks only bound the memory.
         total = summary.replicates.n_resamples
+        step = min(default_batch_size(4 * max(stats.n_cells, 1)) if batch_size is None
+                   else batch_size, replicates_per_batch(per_replicate, total, memory_limit,
+                                                         fixed_bytes=fixed))
         parts = (np.asarray(statistic(summary.replicates.batch(
             start, start + step, stats, summary.target_kind, summary.theta_hat)))
             for start in range(0, total, step))
         return np.concatenate(list(track(parts, total, "bootstrap", unit="resample",
                                          verbose=verbose, weight=len)), axis=0)
-    if batch_size is None:
-        groups = getattr(summary, "groups", None)
-        width = max(stats.n_atoms, stats.n_cells, 0 if groups is None else groups.n_groups)
-        batch_size = default_batch_size(4 * width)
     return resample(_OnAtoms(statistic, stats, summary.target_kind, summary.theta_hat),
                     stats.draw(), n_resamples, batch_size=batch_size,
-                    random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+                    memory_limit=memory_limit, bytes_per_replicate=per_replicate,
+                    batch_width=width, fixed_bytes=fixed, random_state=random_state,
+                    n_jobs=n_jobs, verbose=verbose)
 
 
 @dataclass(frozen=True, eq=False)
@@ -339,6 +379,10 @@ class DisparityProcess:
 
     def __post_init__(self):
         object.__setattr__(self, "_observed", self.stats.observed_group_sums(self.groups))
+
+    def replicate_cost(self, stats):
+        """``(bytes_per_replicate, batch_width, fixed_bytes)``: :func:`disparity_cost`."""
+        return disparity_cost(stats, self.groups)
 
     def _sums(self, replicates):
         if isinstance(replicates, ReplicateSums):

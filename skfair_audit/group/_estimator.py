@@ -11,6 +11,7 @@ from sklearn.utils import ClassifierTags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._resampling import DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT
 from .._utils import (
     ARRAY_LIKE,
     BOOLEAN,
@@ -188,6 +189,10 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         :meth:`fit` and at prediction).
     n_resamples : int, default=1000
     batch_size : int, optional
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap (bytes, or a string such as ``"500MB"``), with the
+        meaning of :class:`~skfair_audit.faith.FaithAuditor`'s: replicates are evaluated in
+        chunks that fit it, and the result does not depend on it.
     random_state : None, int, RandomState, Generator or SeedSequence
     n_jobs : int, optional
         Parallel bootstrap batches; results are identical for any value.
@@ -282,6 +287,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         drop_protected=False,
         n_resamples=1000,
         batch_size=None,
+        memory_limit=DEFAULT_MEMORY_LIMIT,
         random_state=None,
         n_jobs=None,
         verbose=0,
@@ -313,6 +319,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         self.drop_protected = drop_protected
         self.n_resamples = n_resamples
         self.batch_size = batch_size
+        self.memory_limit = memory_limit
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -382,6 +389,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         "drop_protected": [BOOLEAN],
         "n_resamples": [POSITIVE_INT],
         "batch_size": [None, POSITIVE_INT],
+        "memory_limit": MEMORY_LIMIT,
         "random_state": [RANDOM_STATE],
         "n_jobs": N_JOBS,
         "verbose": VERBOSE,

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 from scipy.stats import false_discovery_control
 
+from .._resampling import DEFAULT_MEMORY_LIMIT
 from .._utils import user_stacklevel
 from ._bootstrap import (
     DegenerateBootstrapWarning,
@@ -53,7 +54,8 @@ def _describe(summary, n_resamples):
 
 
 def certify_bounds(summary, *, alternative, alpha, scale, p_star, w0, n_resamples,
-                   batch_size, random_state, n_jobs, verbose=0) -> GroupBoundsResult:
+                   batch_size, random_state, n_jobs, verbose=0,
+                   memory_limit=DEFAULT_MEMORY_LIMIT) -> GroupBoundsResult:
     r"""Simultaneous bounds from the bootstrap suprema of the scaled disparity process.
 
     The suprema of every replicate are :math:`\sup_G T_b(G)/s_G` and
@@ -66,7 +68,8 @@ def certify_bounds(summary, *, alternative, alpha, scale, p_star, w0, n_resample
     process = DisparityProcess(summary.stats, summary.groups, summary.target_kind,
                                summary.theta_hat, False, (0.0, 0.0), scales, summary.active)
     sups = run_bootstrap(summary, process, n_resamples, batch_size=batch_size,
-                         random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+                         memory_limit=memory_limit, random_state=random_state, n_jobs=n_jobs,
+                         verbose=verbose)
     _warn_if_degenerate(degenerate, summary)
     dist = {"lower": sups[:, 0], "upper": sups[:, 1]}.get(alternative, sups.max(axis=1))
     c = critical_value(dist, alpha)
@@ -91,7 +94,7 @@ def certify_bounds(summary, *, alternative, alpha, scale, p_star, w0, n_resample
 
 def certify_threshold(summary, *, epsilon0, alternative, alpha, scale, p_star, w0, method,
                       n_resamples, batch_size, random_state, n_jobs,
-                      verbose=0) -> GroupCertificationResult:
+                      verbose=0, memory_limit=DEFAULT_MEMORY_LIMIT) -> GroupCertificationResult:
     """Boolean certificates at ``epsilon0`` (see :func:`skfair_audit.group.certify_threshold`)."""
     if alternative == "within" and epsilon0 < 0:
         raise ValueError("epsilon0 must be non-negative for alternative='within'.")
@@ -110,7 +113,8 @@ def certify_threshold(summary, *, epsilon0, alternative, alpha, scale, p_star, w
                                summary.theta_hat, True, eps, scales, summary.active,
                                kadane=use_kadane)
     sups = run_bootstrap(summary, process, n_resamples, batch_size=batch_size,
-                         random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+                         memory_limit=memory_limit, random_state=random_state, n_jobs=n_jobs,
+                         verbose=verbose)
     dist = {"greater": sups[:, 0], "less": sups[:, 1]}.get(alternative, sups.max(axis=1))
     c = critical_value(dist, alpha)
     _warn_if_degenerate(degenerate, summary)
@@ -153,7 +157,8 @@ def null_standard_errors(summary, epsilon0, alternative):
 
 
 def flag_groups(summary, *, epsilon0, alternative, q, se, n_resamples, batch_size,
-                random_state, n_jobs, verbose=0) -> GroupFlagResult:
+                random_state, n_jobs, verbose=0,
+                memory_limit=DEFAULT_MEMORY_LIMIT) -> GroupFlagResult:
     """Benjamini–Hochberg flags (see :func:`skfair_audit.group.flag_groups`)."""
     if alternative == "two-sided" and epsilon0 < 0:
         raise ValueError("epsilon0 must be non-negative for a two-sided null |eps| <= eps0.")
@@ -164,8 +169,8 @@ def flag_groups(summary, *, epsilon0, alternative, q, se, n_resamples, batch_siz
                                    summary.theta_hat, False, (0.0, 0.0),
                                    np.ones(summary.groups.n_groups), summary.active)
         reps = run_bootstrap(summary, process.replicate_estimates, n_resamples,
-                             batch_size=batch_size, random_state=random_state, n_jobs=n_jobs,
-                             verbose=verbose)
+                             batch_size=batch_size, memory_limit=memory_limit,
+                             random_state=random_state, n_jobs=n_jobs, verbose=verbose)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             std = np.nanstd(reps, axis=0, ddof=1)

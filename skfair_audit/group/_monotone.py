@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._resampling import default_batch_size
+from .._resampling import DEFAULT_MEMORY_LIMIT
 from .._utils import (
     ARRAY_LIKE,
     PROBABILITY,
@@ -240,6 +240,19 @@ class MonotoneProcess:
     def __post_init__(self):
         if self.method == "exact":
             object.__setattr__(self, "_pairs", np.triu_indices(self.mass.size, k=1))
+
+    def replicate_cost(self, stats):
+        """``(bytes_per_replicate, batch_width, fixed_bytes)`` (memory rule of
+        :mod:`skfair_audit._resampling`). Bytes: the replicate sums, eight float arrays over
+        the ``m`` cells (:math:`\\Delta_b`, :math:`A_b`, the half-line sums, the values and
+        their negation) and, exact, ten over the ``m(m-1)/2`` edges (the vertex values at
+        both estimates and their bounds, in chunks of at most ``_PAIR_CHUNK`` entries).
+        Width: eight floats over the atoms or cells, plus the ``m^2`` pairs when exact.
+        No fixed part."""
+        m = self.mass.size
+        pairs = m * (m - 1) // 2 if self.method == "exact" else 0
+        per_replicate = stats.replicate_sums_bytes + 8 * (8 * m + 10 * pairs)
+        return per_replicate, 8 * (max(stats.n_atoms, m) + (m * m if pairs else 0)), 0
 
     def vertices(self, direction):
         """Mass, centred sum, estimate and :math:`r` of the half-lines of a direction."""
@@ -565,6 +578,7 @@ def monotone_tilt_bounds(
     pos_label=None,
     n_resamples=1000,
     batch_size=None,
+    memory_limit=DEFAULT_MEMORY_LIMIT,
     random_state=None,
     n_jobs=None,
     verbose=0,
@@ -622,6 +636,8 @@ def monotone_tilt_bounds(
         Bootstrap controls: replicates, replicates per batch (memory), seed and parallel
         workers and a progress bar (0: silent); results depend on neither ``n_jobs`` nor
         ``verbose``.
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap, as in :func:`~skfair_audit.group.certify_bounds`.
 
     Returns
     -------
@@ -670,10 +686,8 @@ def monotone_tilt_bounds(
     estimates = np.concatenate([process.vertices(d)[2] for d in directions])
     process = MonotoneProcess(mass_c, centred_c, summary.n, directions, scale, sd, p_star,
                               method, (float(estimates.min()), float(estimates.max())))
-    if batch_size is None:
-        width = max(summary.stats.n_atoms, m) + (m * m if method == "exact" else 0)
-        batch_size = default_batch_size(8 * width)
     sups = run_bootstrap(summary, process, n_resamples, batch_size=batch_size,
+                         memory_limit=memory_limit,
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose)
     dist = side_distribution(sups, alternative)
     c = critical_value(dist, alpha)

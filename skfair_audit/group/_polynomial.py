@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.polynomial import Polynomial, legendre
 
-from .._resampling import default_batch_size
+from .._resampling import DEFAULT_MEMORY_LIMIT
 from .._utils import (
     ARRAY_LIKE,
     PROBABILITY,
@@ -111,6 +111,16 @@ class PolynomialProcess:
     def __post_init__(self):
         f = self.features
         object.__setattr__(self, "_outer", np.einsum("ci,cj->cij", f, f).reshape(f.shape[0], -1))
+
+    def replicate_cost(self, stats):
+        """``(bytes_per_replicate, batch_width, fixed_bytes)`` (memory rule of
+        :mod:`skfair_audit._resampling`). Bytes: the replicate sums, :math:`\\Delta_b` and
+        :math:`A_b` over the cells, and eight ``d x d`` matrices (the two quadratic forms,
+        their combination and the eigensolver's work). Width: four floats over the atoms or
+        the ``cells x d`` features. No fixed part."""
+        cells, d = self.features.shape
+        per_replicate = stats.replicate_sums_bytes + 8 * (2 * cells + 8 * d * d)
+        return per_replicate, 4 * max(stats.n_atoms, cells * d), 0
 
     def __call__(self, replicates):
         delta, shift = replicate_cell_sums(replicates, self.mass, self.centred, self.n)
@@ -359,6 +369,7 @@ def polynomial_tilt_bounds(
     pos_label=None,
     n_resamples=1000,
     batch_size=None,
+    memory_limit=DEFAULT_MEMORY_LIMIT,
     random_state=None,
     n_jobs=None,
     verbose=0,
@@ -402,6 +413,8 @@ def polynomial_tilt_bounds(
         Positive label, when ``metric`` is a name.
     n_resamples, batch_size, random_state, n_jobs, verbose
         Bootstrap controls, as in :func:`monotone_tilt_bounds`.
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap, as in :func:`~skfair_audit.group.certify_bounds`.
 
     Returns
     -------
@@ -468,9 +481,8 @@ def polynomial_tilt_bounds(
     sd = summary_sd(summary)
     process = PolynomialProcess(whitened, mass_c, centred_c, summary.n, sd,
                                 (float(estimates[0]), float(estimates[-1])))
-    if batch_size is None:
-        batch_size = default_batch_size(4 * max(summary.stats.n_atoms, cells.shape[0] * d))
     sups = run_bootstrap(summary, process, n_resamples, batch_size=batch_size,
+                         memory_limit=memory_limit,
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose)
     dist = side_distribution(sups, alternative)
     c = critical_value(dist, alpha)

@@ -282,12 +282,12 @@ flag_groups = register_procedure(FLAG)
 
 
 def _equalized_odds(y, y_pred, groups, *, target, alpha, epsilon0, pos_label, scale, p_star,
-                    w0, n_resamples, batch_size, random_state, n_jobs, verbose):
+                    w0, n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose):
     """The two rate audits of :func:`equalized_odds`, at ``alpha / 2`` each."""
     seeds = seed_sequence(random_state).spawn(2)
     common = dict(target=target, alpha=alpha / 2, pos_label=pos_label, scale=scale,
                   p_star=p_star, w0=w0, n_resamples=n_resamples, batch_size=batch_size,
-                  n_jobs=n_jobs, verbose=verbose)
+                  memory_limit=memory_limit, n_jobs=n_jobs, verbose=verbose)
     if epsilon0 is None:
         fpr, tpr = (
             certify_bounds(y, y_pred, groups, metric=m, alternative="two-sided",

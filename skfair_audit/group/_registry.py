@@ -33,6 +33,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .._resampling import DEFAULT_MEMORY_LIMIT
 from .._utils import PROBABILITY, Options, check_params
 from ._summary import (
     BOOTSTRAP_CONSTRAINTS,
@@ -134,9 +135,17 @@ _BOOTSTRAP_DOC = (
     "RandomState, Generator or SeedSequence), parallel workers and a progress bar\n"
     "(``verbose``: 0 silent, otherwise a bar advanced batch by batch); results depend on\n"
     "neither ``n_jobs`` nor ``verbose``.")
+_MEMORY_DOC = (
+    "Memory budget of the bootstrap (bytes, or a string such as ``\"500MB\"``), with the\n"
+    "meaning and the default of :class:`~skfair_audit.faith.FaithAuditor`'s: replicates\n"
+    "are evaluated in chunks that fit it, and the results do not depend on it; a budget\n"
+    "smaller than one replicate raises ``MemoryLimitError`` before anything is drawn.")
 BOOTSTRAP = tuple(
-    Parameter(name, default, BOOTSTRAP_CONSTRAINTS[name], "", _BOOTSTRAP_DOC)
-    for name, default in (("n_resamples", 1000), ("batch_size", None), ("random_state", None),
+    Parameter(name, default, BOOTSTRAP_CONSTRAINTS[name],
+              'int, float, str or None, default="2GiB"' if name == "memory_limit" else "",
+              _MEMORY_DOC if name == "memory_limit" else _BOOTSTRAP_DOC)
+    for name, default in (("n_resamples", 1000), ("batch_size", None),
+                          ("memory_limit", DEFAULT_MEMORY_LIMIT), ("random_state", None),
                           ("n_jobs", None), ("verbose", 0))
 )
 #: The paper of the group procedures (References of their docstrings).

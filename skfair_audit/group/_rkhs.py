@@ -86,7 +86,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .._resampling import default_batch_size
+from .._resampling import DEFAULT_MEMORY_LIMIT
 from .._utils import PROBABILITY, ConfidenceInterval, Interval, Options, validate_params
 from ..results import AuditResult, ResultTable, Verdict
 from ._bootstrap import critical_value, run_bootstrap
@@ -618,6 +618,11 @@ def rkhs_sup_statistics(factor, values, weights, theta_hat, target_kind="overall
                               weights * values, theta_b, n)
 
 
+#: Intervals the rescaled branch and bound ends with: ``grid - 1 + rounds`` of the defaults
+#: of :func:`rescaled_rkhs_suprema`.
+_INTERVALS = 12 - 1 + 16
+
+
 @dataclass(frozen=True, eq=False)
 class _RKHSStatistic:
     """The RKHS suprema as a statistic of replicate sums (cells = audit rows): unscaled
@@ -629,6 +634,20 @@ class _RKHSStatistic:
     theta_hat: float
     n: int
     rescaled: tuple = None  # (rotation, xi, sd)
+
+    def replicate_cost(self, stats):
+        """``(bytes_per_replicate, batch_width, fixed_bytes)`` (memory rule of
+        :mod:`skfair_audit._resampling`). Bytes: the replicate sums over the ``n`` rows and
+        the rank-four forms ``Z`` (``r x 4``); rescaled, the branch and bound's arrays over
+        both signs, up to ``grid - 1 + rounds`` intervals, ``r x 4`` each, with their
+        temporaries. Width: ``2 n``, rescaled at least ``32 r``. No fixed part."""
+        rank = self.factor.shape[1]
+        width = 2 * self.n
+        per_replicate = stats.replicate_sums_bytes + 8 * (self.n + 4 * rank + 32)
+        if self.rescaled is not None:
+            width = max(width, 32 * rank)
+            per_replicate += 8 * 2 * _INTERVALS * (8 * rank + 48)
+        return per_replicate, width, 0
 
     def __call__(self, replicates):
         args = (self.factor, self.count0, self.sum0, self.theta_hat, replicates.counts,
@@ -668,6 +687,7 @@ def rkhs_tilt_bounds(
     pos_label=None,
     n_resamples=500,
     batch_size=None,
+    memory_limit=DEFAULT_MEMORY_LIMIT,
     random_state=None,
     n_jobs=None,
     verbose=0,
@@ -710,6 +730,8 @@ def rkhs_tilt_bounds(
         Pivoted Cholesky controls (the factor is exact to ``tol`` in trace).
     n_resamples, batch_size, random_state, n_jobs, verbose
         Bootstrap controls.
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap, as in :func:`~skfair_audit.group.certify_bounds`.
 
     Returns
     -------
@@ -749,11 +771,8 @@ def rkhs_tilt_bounds(
         sd = summary_sd(summary)
         rescaled = (factor_rotation(factor, n), np.sqrt(p_star), sd)
     statistic = _RKHSStatistic(factor, np.ones(n), values, summary.theta_hat, n, rescaled)
-    if batch_size is None:
-        # the rescaled statistic holds (replicates x intervals x rank x 4) arrays
-        batch_size = default_batch_size(2 * n) if rescaled is None else max(
-            1, min(default_batch_size(2 * n), 2**17 // max(factor.shape[1], 1)))
     sups = run_bootstrap(summary, statistic, n_resamples, batch_size=batch_size,
+                         memory_limit=memory_limit,
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose)
     gap = 0.0
     if rescaled is not None:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._resampling import MEMORY_LIMIT
 from .._utils import (
     ARRAY_LIKE,
     N_JOBS,
@@ -78,6 +79,7 @@ ALTERNATIVES = {
 BOOTSTRAP_CONSTRAINTS = {
     "n_resamples": [None, POSITIVE_INT],
     "batch_size": [None, POSITIVE_INT],
+    "memory_limit": MEMORY_LIMIT,
     "random_state": [RANDOM_STATE],
     "n_jobs": N_JOBS,
     "verbose": VERBOSE,

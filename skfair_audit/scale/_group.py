@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._resampling import DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT
 from .._utils import (
     ARRAY_LIKE,
     POSITIVE_INT,
@@ -393,6 +394,9 @@ _PARTITIONED_BOOTSTRAP = (
     Parameter("batch_size", None, _BOOTSTRAP["batch_size"], "int, optional",
               "Replicates per batch (multinomial: as in the in-memory function; Poisson: per\n"
               "block in a partition)."),
+    Parameter("memory_limit", DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT,
+              'int, float, str or None, default="2GiB"',
+              "Memory budget of the bootstrap at the driver, as in the in-memory function."),
     Parameter("random_state", None, _BOOTSTRAP["random_state"],
               "None, int, RandomState, Generator or SeedSequence", "Seed of the bootstrap."),
 )

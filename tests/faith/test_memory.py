@@ -3,6 +3,7 @@ allocated, with the bytes it needs and the option that avoids it."""
 
 from __future__ import annotations
 
+import dataclasses
 import tracemalloc
 
 import numpy as np
@@ -12,6 +13,7 @@ from sklearn.linear_model import LogisticRegression
 from skfair_audit._resampling import format_bytes, parse_memory_limit
 from skfair_audit.faith import (
     CallableMetric,
+    DegenerateMetricWarning,
     EmpiricalSpace,
     FaithAuditor,
     MemoryLimitError,
@@ -97,14 +99,11 @@ def test_auditor_refuses_the_dense_path_of_non_linear_metrics_before_computing_c
         forbidding.fit(grid_X, labels)
 
 
-def test_auditor_space_and_bootstrap_batch_guards():
+def test_auditor_space_guards():
     X, y = _continuous(500)
     with pytest.raises(MemoryLimitError, match="empirical sample space of K = 2,000 cells"):
         FaithAuditor(LogisticRegression(), space="empirical", protected=[0],
                      memory_limit="100kB").fit(X, y).audit(X, y)
-    with pytest.raises(MemoryLimitError, match="batch_size"):
-        FaithAuditor(LogisticRegression(), space="empirical", protected=[0], n_resamples=10,
-                     batch_size=10**7, memory_limit="1GiB").fit(X, y).audit(X, y)
     with pytest.raises(ValueError, match="memory_limit"):
         FaithAuditor(LogisticRegression(), memory_limit="plenty").fit(X, y)
     with pytest.raises(MemoryLimitError, match="K = 2,000"):
@@ -132,6 +131,13 @@ def test_dense_plan_and_matrices_are_guarded():
     with pytest.raises(MemoryLimitError, match="plan_source"):
         _ = result.transport_plan
     assert result.moves()[0]["from_cell"].startswith("cell ")
+    # The plan keeps to the audit's own budget (parsed once), not to the default one.
+    with pytest.warns(DegenerateMetricWarning):  # every move is free in this toy
+        small = faith_audit(np.array([40, 30, 30]), np.array([0.0, 1.0, 1.0]), np.zeros((3, 3)),
+                            epsilon=0.0, n_resamples=20, random_state=0, memory_limit="1MB")
+    assert small.memory_limit == 1e6 and small.transport_plan.shape == (3, 3)
+    with pytest.raises(MemoryLimitError, match="memory_limit = 50 B"):
+        _ = dataclasses.replace(small, memory_limit=50.0).transport_plan
     # The grid auditor's dense attributes are computed on access, within memory_limit.
     grid_X = np.column_stack([rng.integers(0, 30, 2000), rng.integers(0, 40, 2000)])
     grid_y = (grid_X[:, 0] > 15).astype(int)

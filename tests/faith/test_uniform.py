@@ -367,22 +367,26 @@ def test_bootstrap_runs_on_the_support_and_equals_the_full_problem():
         assert a[1].upper_bound(level) == pytest.approx(b[1].upper_bound(level), rel=1e-12)
 
 
-def test_max_t_batch_is_refused_before_allocating_beyond_the_memory_limit():
+def test_max_t_bootstrap_stays_within_the_memory_limit_with_the_same_replicates():
     from skfair_audit.faith import MemoryLimitError
 
     rng = np.random.default_rng(1)
     loss, cost, forbidden = random_instance(rng)
     counts = rng.multinomial(300, np.full(loss.size, 1.0 / loss.size))
     problem = prepare_transport(loss, cost, forbidden)
-    with pytest.raises(MemoryLimitError, match="max-t bootstrap batch.*batch_size"):
-        uniform_inference(problem, counts, 0.01, n_resamples=100, batch_size=100_000,
-                          memory_limit="1MB")
-    # The default batch shrinks to fit the budget (batches are seeded one by one, so the
-    # replicates differ from a run with larger batches; their law does not).
+    reference = uniform_inference(problem, counts, 0.01, n_resamples=100, random_state=0,
+                                  memory_limit=None)[1].max_t
+    # A batch larger than the budget is evaluated in chunks drawn from its own stream: the
+    # replicates are those of an unconstrained run.
+    big = uniform_inference(problem, counts, 0.01, n_resamples=100, batch_size=100_000,
+                            random_state=0, memory_limit="1MB")[1].max_t
+    np.testing.assert_array_equal(big, reference)
     tracemalloc.start()
     value, pieces = uniform_inference(problem, counts, 0.01, n_resamples=100, random_state=0,
                                       memory_limit="20kB")
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert pieces.max_t.shape == (100,) and np.isfinite(pieces.max_t).all()
+    np.testing.assert_array_equal(pieces.max_t, reference)
     assert peak < 2e6
+    with pytest.raises(MemoryLimitError, match="One bootstrap replicate"):
+        uniform_inference(problem, counts, 0.01, n_resamples=100, memory_limit="100B")
