@@ -48,6 +48,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ._progress import track
@@ -462,6 +463,12 @@ def _run_batch(statistic, draw, seed, size, chunk):
                            for part in batch_layout(size, chunk)], axis=0)
 
 
+def _run_batches(statistic, draw, seeds, sizes, chunk):
+    """Consecutive batches, each from its own stream (one parallel task)."""
+    return np.concatenate([_run_batch(statistic, draw, seed, size, chunk)
+                           for seed, size in zip(seeds, sizes, strict=True)], axis=0)
+
+
 def replicate_cost(statistic, draw, bytes_per_replicate=None, batch_width=None,
                    fixed_bytes=None):
     """``(bytes_per_replicate, batch_width, fixed_bytes)`` of a statistic on a draw: given
@@ -565,10 +572,16 @@ def resample(
         if len(sizes) == 1:
             yield _run_batch(statistic, draw, seeds[0], sizes[0], chunk)
             return
-        # as a generator, batches arrive (in order) while the others run: the bar moves
+        # A few tasks per worker, each a run of consecutive batches: the statistic and the
+        # draw are shipped to the workers a few times, not once per batch; every batch keeps
+        # its own seed, so the bits do not depend on the grouping. As a generator, the runs
+        # arrive (in order) while the others work: the bar moves.
+        runs = np.array_split(np.arange(len(sizes)),
+                              min(len(sizes), 4 * max(1, effective_n_jobs(n_jobs))))
         yield from Parallel(n_jobs=n_jobs, return_as="generator" if verbose else "list")(
-            delayed(_run_batch)(statistic, draw, seed, size, chunk)
-            for seed, size in zip(seeds, sizes, strict=True)
+            delayed(_run_batches)(statistic, draw, [seeds[i] for i in run],
+                                  [sizes[i] for i in run], chunk)
+            for run in runs
         )
 
     parts = list(track(batches(), n_resamples, "bootstrap", unit="resample", verbose=verbose,

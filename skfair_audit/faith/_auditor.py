@@ -798,7 +798,9 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             # (the same answers).
             chunks = [self._reference_chunk(*tasks[0], effective_n_jobs(self.n_jobs))]
         else:
-            chunks = Parallel(n_jobs=self.n_jobs)(
+            # Threads by default: the searches and array work release the GIL, and the
+            # chunks' problems stay in this process (any backend may be configured instead).
+            chunks = Parallel(n_jobs=self.n_jobs, prefer="threads")(
                 delayed(self._reference_chunk)(*task, 1) for task in tasks)
         return self._join_chunks(reference, reference_loss, summary, chunks)
 
