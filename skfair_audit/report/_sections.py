@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..group import GroupAuditResult
 from ..model_selection import (
-    SELECTION_COLUMNS,
     plot_tradeoff,
+    selection_columns,
     selection_guarantee,
     selection_key_figures,
     selection_table,
@@ -111,7 +111,8 @@ def selection_section(selector, *, title="δ-fair model selection", key="selecti
     """
     paragraphs = [description] if description else []
     paragraphs.append(selection_verdict(selector)[1])
-    table = Table("Candidates along the path", SELECTION_COLUMNS, selection_table(selector))
+    table = Table("Candidates along the path", selection_columns(selector),
+                  selection_table(selector))
     figures = ()
     if plot:
         figures = (Figure.draw(
