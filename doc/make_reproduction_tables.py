@@ -20,6 +20,7 @@ import math
 import pathlib
 
 import numpy as np
+from _render_selector import render_selector
 from scipy import stats
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -1904,6 +1905,7 @@ def render_all():
         GUIDE / "tilt_results.inc": tilt_results(),
         GUIDE / "monitoring_results.inc": GENERATED + "\n" + monitoring_guide(),
         FAITH_CONTINUOUS: GENERATED + "\n" + faith_continuous_validity(),
+        **render_selector(),
     }
 
 

@@ -34,7 +34,11 @@ def _tables_module():
         "make_reproduction_tables", ROOT / "doc" / "make_reproduction_tables.py"
     )
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(ROOT / "doc"))  # its renderers beside it (doc/_render_*.py)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "doc"))
     return module
 
 

@@ -82,9 +82,9 @@ def test_group_criterion_reproduces_an_independent_implementation(data, group_fi
                 bounds = certify_bounds(y[val], y_pred, X.iloc[val][["group"]],
                                         metric="selection_rate", alternative="two-sided",
                                         alpha=0.1 / 3, n_resamples=200, random_state=0)
-            worst_upper = max(max(abs(lo), abs(hi)) for lo, hi in zip(bounds.lower,
-                                                                      bounds.upper))
-            worst_lower = max(max(lo, -hi, 0.0) for lo, hi in zip(bounds.lower, bounds.upper))
+            pairs = list(zip(bounds.lower, bounds.upper, strict=True))
+            worst_upper = max(max(abs(lo), abs(hi)) for lo, hi in pairs)
+            worst_lower = max(max(lo, -hi, 0.0) for lo, hi in pairs)
             assert results[f"split{fold}_test_upper_bound"][index] == worst_upper
             assert results[f"split{fold}_test_lower_bound"][index] == worst_lower
             assert results[f"split{fold}_test_statistic"][index] == np.max(

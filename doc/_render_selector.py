@@ -1,0 +1,107 @@
+"""The user guide's fragment on fair model selection over fairlearn's mitigators.
+
+Rendered from ``benchmarks/results/selector_fairlearn.json`` (written by
+``benchmarks/bench_selector_fairlearn.py``); plugged into ``make_reproduction_tables.py``'s
+``render_all``.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+FRAGMENT = ROOT / "doc" / "user_guide" / "selector_fairlearn_results.inc"
+GENERATED = (".. This file is written by doc/make_reproduction_tables.py from benchmarks/results.\n"
+             "   Do not edit it by hand.\n")
+
+
+def _table(header, rows):
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    for row in [header, *rows]:
+        lines.append(f"   * - {row[0]}")
+        lines.extend(f"     - {cell}" for cell in row[1:])
+    return "\n".join(lines) + "\n"
+
+
+def _yes(flag):
+    return "yes" if flag else "no"
+
+
+def _held_out(audit):
+    rates = ", ".join(f"{group} {rate:.3f}" for group, rate in zip(
+        audit["groups"], audit["selection_rates"], strict=True))
+    return (f"error {audit['error']:.3f}, selection rates {rates}, worst disparity "
+            f"{audit['worst_disparity']:.3f} (upper bound {audit['worst_disparity_upper']:.3f}: "
+            f"{'certified' if audit['certified'] else 'not certified'})")
+
+
+def _dataset(name, res, config):
+    rows = res["candidates"]
+    chosen, accurate = rows[res["chosen"]], rows[res["most_accurate"]]
+    out = [f"**{name}** ({res['rows']['selection']:,} rows for the selection, "
+           f"{res['rows']['held_out']:,} held out; protected ``{res['protected']}``; "
+           f"{res['n_features']} features; per-fold level "
+           f"{100 * res['fold_confidence_level']:.1f}%):\n"]
+    table_rows = [
+        [row["candidate"], f"{row['validation_error']:.3f}", f"{row['statistic']:.3f}",
+         f"{row['upper_bound']:.3f}", _yes(row["passes"]),
+         "**chosen**" if k == res["chosen"] else ""]
+        for k, row in enumerate(rows)
+    ]
+    out.append(_table(["candidate", "validation error", "worst disparity (mean of folds)",
+                       "worst fold's upper bound", "certified", ""], table_rows))
+    n_pass = sum(row["passes"] for row in rows)
+    if chosen["passes"]:
+        verdict = (f"{n_pass} of {len(rows)} candidates are certified; the most accurate "
+                   f"of them is **{chosen['candidate']}** (validation error "
+                   f"{chosen['validation_error']:.3f})")
+    else:
+        verdict = (f"no candidate is certified; the fairest, {chosen['candidate']}, is kept "
+                   "(``on_none='fairest'``)")
+    if res["most_accurate"] == res["chosen"]:
+        contrast = "it is also the most accurate candidate."
+    else:
+        contrast = (f"the most accurate candidate, {accurate['candidate']} (validation error "
+                    f"{accurate['validation_error']:.3f}), is "
+                    f"{'certified' if accurate['passes'] else 'not certified'} (upper bound "
+                    f"{accurate['upper_bound']:.3f} against ε₀ = {config['epsilon0']:g}).")
+    out.append(f"\n{verdict}; {contrast} On the held-out rows, the chosen model: "
+               f"{_held_out(res['held_out_chosen'])}; the most accurate one: "
+               f"{_held_out(res['held_out_most_accurate'])}.\n")
+    faith = res.get("faith")
+    if faith:
+        f_rows = faith["candidates"]
+        f_chosen = f_rows[faith["chosen"]]
+        passing = [row["candidate"] for row in f_rows if row["passes"]]
+        mitigators = [row for row in f_rows if not row["candidate"].startswith("l1")]
+        parts = "; ".join(
+            f"{row['candidate']} ψ̂ = {row['statistic']:.3f}, lower bound "
+            f"{row['lower_bound']:.3f} ({'passes' if row['passes'] else 'rejected'})"
+            for row in mitigators)
+        out.append(
+            f"\nThe same candidates under the FaiTH criterion (δ = {faith['delta']:g}, ε = 0): "
+            f"{len(passing)} of {len(f_rows)} pass and **{f_chosen['candidate']}** is chosen "
+            f"(validation error {f_chosen['validation_error']:.3f}). The mitigators: {parts}. "
+            "Group fairness of the selection rates and individual fairness (moving a person "
+            "to the other group, the rest fixed) are different requirements.\n")
+    return "\n".join(out)
+
+
+def render_selector():
+    """``{path: text}`` of the fragment (for ``render_all``)."""
+    data = json.loads((RESULTS / "selector_fairlearn.json").read_text(encoding="utf-8"))
+    config = data["config"]
+    versions = data["versions"]
+    head = (
+        f"``{data['command']}`` (fairlearn {versions['fairlearn']}, scikit-learn "
+        f"{versions['scikit-learn']}; {data['elapsed_seconds']:.0f} s on "
+        f"{versions['cpu_count']} shared cores, load average "
+        f"{versions['load_average_at_end'][0]:.1f} at the end). Criterion: every group's "
+        f"selection rate within ±{config['epsilon0']:g} of the overall rate, simultaneous "
+        f"bounds at {100 * (1 - config['alpha']):.0f}% over {config['n_folds']} folds, "
+        f"B = {config['resamples']}.\n"
+    )
+    body = [_dataset(name, res, config) for name, res in data["datasets"].items()]
+    return {FRAGMENT: GENERATED + "\n" + head + "\n" + "\n".join(body)}
