@@ -8,14 +8,14 @@ Usage::
 Needs fairlearn (``pip install "skfair_audit[fairlearn]"``).
 
 For each data set, the rows are split (stratified by the label, seeded) into 70% for the
-selection and 30% held out. The features are one-hot encoded (numeric Adult columns
-standardised on the selection rows) so that every candidate sees the same numeric matrix,
-the protected attribute included:
+selection and 30% held out. The features are one-hot encoded so that every candidate sees
+the same numeric matrix, the protected attribute included:
 
 * **COMPAS**: ProPublica's filter, African-American and Caucasian defendants (5,278 rows),
   the five categorical features; protected attribute race (``race_Caucasian``);
 * **Adult**: a stratified sample of ``--adult-rows`` of the 48,842 rows (missing values
-  dropped first), all 14 features; protected attribute sex (``sex_Male``).
+  dropped first), all 14 features (numeric ones standardised on the sample); protected
+  attribute sex (``sex_Male``).
 
 Candidates (one ``FairModelSelector`` over a ``Pipeline([("model", ...)])``):
 
@@ -98,8 +98,8 @@ def adult_data(rows, seed):
     numeric = features.select_dtypes("number").columns
     X = pd.get_dummies(features, drop_first=True, dtype=float)
     X = X.loc[:, X.std() > 0]
-    X[numeric] = X[numeric].astype(float)
-    return X.reset_index(drop=True), target, "sex_Male", list(numeric)
+    X[numeric] = (X[numeric] - X[numeric].mean()) / X[numeric].std()
+    return X.reset_index(drop=True), target, "sex_Male"
 
 
 def candidates(X, y, protected, seed):
@@ -240,7 +240,7 @@ def main(argv=None):
         warnings.filterwarnings("ignore", module=r"fairlearn\.")  # its pandas-3 notices
         X, y, protected = compas_data()
         results = {"COMPAS": run("COMPAS", X, y, protected, args, faith=True)}
-        X, y, protected, _ = adult_data(args.adult_rows, args.seed)
+        X, y, protected = adult_data(args.adult_rows, args.seed)
         results["Adult"] = run("Adult", X, y, protected, args)
     stem = "selector_fairlearn_quick" if args.quick else "selector_fairlearn"
     out = {

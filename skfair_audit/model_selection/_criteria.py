@@ -54,6 +54,13 @@ def _final_step(estimator):
     return estimator
 
 
+def as_column_list(columns):
+    """``protected`` as a list (one name or position becomes a list of one), or None."""
+    if columns is None:
+        return None
+    return [columns] if isinstance(columns, str | numbers.Integral) else list(columns)
+
+
 def n_nonzero_coef(model):
     """Non-zero coefficients of a (Pipeline's last) linear model; NaN without ``coef_``."""
     coef = getattr(_final_step(model), "coef_", None)
@@ -110,6 +117,26 @@ class SelectionCriterion(ABC):
     def protected(self):
         """Protected attributes named by the criterion's auditor, or None."""
         return None
+
+    def template(self):
+        """The auditor template: ``auditor``, or the default one when it is None."""
+        auditor = getattr(self, "auditor", None)
+        return self.default_auditor() if auditor is None else auditor
+
+    def default_auditor(self):
+        """The auditor template used when ``auditor`` is None (none by default)."""
+        return None
+
+    def _check_auditor(self, kind):
+        auditor = getattr(self, "auditor", None)
+        if auditor is not None and not isinstance(auditor, kind):
+            raise ValueError(f"auditor must be a {kind.__name__} instance or None, got "
+                             f"{type(auditor).__name__}.")
+
+    def __repr__(self):
+        auditor = getattr(self, "auditor", None)
+        extra = "" if auditor is None else f", auditor={auditor!r}"
+        return f"{type(self).__name__}({self.threshold!r}{extra})"
 
     @abstractmethod
     def audit_fold(self, model, X, y, *, protected, confidence_level, random_state,
@@ -227,25 +254,14 @@ class FaithCriterion(SelectionCriterion):
 
     def __post_init__(self):
         check_delta(self.delta)
-        if self.auditor is not None and not isinstance(self.auditor, FaithAuditor):
-            raise ValueError(
-                "auditor must be a FaithAuditor instance or None, got "
-                f"{type(self.auditor).__name__}."
-            )
-
-    def __repr__(self):
-        extra = "" if self.auditor is None else f", auditor={self.auditor!r}"
-        return f"FaithCriterion({self.delta!r}{extra})"
+        self._check_auditor(FaithAuditor)
 
     @property
     def threshold(self):
         return float(self.delta)
 
-    def template(self):
-        """The auditor template (the default one when ``auditor`` is None)."""
-        if self.auditor is None:
-            return FaithAuditor(None, epsilon=0.0, space="auto")
-        return self.auditor
+    def default_auditor(self):
+        return FaithAuditor(None, epsilon=0.0, space="auto")
 
     @property
     def confidence_level(self):
@@ -350,12 +366,8 @@ class GroupDifferenceCriterion(SelectionCriterion):
         if (not isinstance(epsilon0, numbers.Real) or isinstance(epsilon0, bool)
                 or not math.isfinite(epsilon0) or epsilon0 <= 0):
             raise ValueError(f"epsilon0 must be a finite number > 0, got {epsilon0!r}.")
+        self._check_auditor(GroupDisparityAuditor)
         if self.auditor is not None:
-            if not isinstance(self.auditor, GroupDisparityAuditor):
-                raise ValueError(
-                    "auditor must be a GroupDisparityAuditor instance or None, got "
-                    f"{type(self.auditor).__name__}."
-                )
             groups = self.auditor.groups
             if groups not in (None, "intersections", "intervals", "boxes"):
                 raise ValueError(
@@ -363,19 +375,12 @@ class GroupDifferenceCriterion(SelectionCriterion):
                     f"must be None, 'intersections', 'intervals' or 'boxes', got {groups!r}."
                 )
 
-    def __repr__(self):
-        extra = "" if self.auditor is None else f", auditor={self.auditor!r}"
-        return f"GroupDifferenceCriterion({self.epsilon0!r}{extra})"
-
     @property
     def threshold(self):
         return float(self.epsilon0)
 
-    def template(self):
-        """The auditor template (the default one when ``auditor`` is None)."""
-        if self.auditor is None:
-            return GroupDisparityAuditor(None, metric="selection_rate")
-        return self.auditor
+    def default_auditor(self):
+        return GroupDisparityAuditor(None, metric="selection_rate")
 
     @property
     def label(self):
@@ -389,8 +394,7 @@ class GroupDifferenceCriterion(SelectionCriterion):
 
     @property
     def protected(self):
-        protected = self.template().protected
-        return [protected] if isinstance(protected, str | numbers.Integral) else protected
+        return self.template().protected
 
     def audit_fold(self, model, X, y, *, protected, confidence_level, random_state,
                    training=None):
@@ -573,11 +577,11 @@ def make_selection_scorer(criterion, *, protected=None, n_splits=1, random_state
     if (not isinstance(n_splits, numbers.Integral) or isinstance(n_splits, bool)
             or n_splits < 1):
         raise ValueError(f"n_splits must be a positive integer, got {n_splits!r}.")
-    protected = criterion.protected if protected is None else list(protected)
+    protected = as_column_list(criterion.protected if protected is None else protected)
     if not protected:
         raise ValueError("the scorer needs the protected attributes: pass protected=[...].")
     level = bonferroni_level(criterion.confidence_level, int(n_splits))
-    return _SelectionScorer(criterion, list(protected), level, random_state)
+    return _SelectionScorer(criterion, protected, level, random_state)
 
 
 def fair_refit(criterion, *, on_none="raise"):

@@ -53,6 +53,7 @@ from ._criteria import (
     TrainingFoldModel,
     _FairRefit,
     _SelectionScorer,
+    as_column_list,
 )
 from ._display import params_text, selection_card
 from ._logistic import default_c_path, l1_logistic_regression
@@ -413,11 +414,7 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return FaithCriterion(self.delta, self.auditor)
 
     def _protected(self, criterion):
-        own = None if self.protected is None else self.protected
-        if isinstance(own, str | numbers.Integral):
-            own = [own]
-        own = None if own is None else list(own)
-        theirs = None if criterion.protected is None else list(criterion.protected)
+        own, theirs = as_column_list(self.protected), as_column_list(criterion.protected)
         if own and theirs and own != theirs:
             raise ValueError(
                 f"protected={own} disagrees with auditor.protected={theirs}; give it once."

@@ -363,13 +363,16 @@ def test_compas_l1_path_and_threshold_optimizer_pick_a_certified_candidate(compa
     grid = [{"model__logisticregression__C": [0.0005, 0.002, 0.01, 0.1]},
             {"model": [mitigator]}]
     criterion = GroupDifferenceCriterion(
-        0.05, auditor=GroupDisparityAuditor(None, metric="selection_rate", n_resamples=300))
+        0.1, auditor=GroupDisparityAuditor(None, metric="selection_rate", n_resamples=300))
     cv = StratifiedKFold(2, shuffle=True, random_state=0)
     selector = _fit(FairModelSelector(estimator, param_grid=grid, criterion=criterion,
                                       protected=["race"], cv=cv, random_state=0), X, y)
     results = selector.cv_results_
     assert results["passes"][selector.best_index_]
     assert not results["passes"][3]  # the dense ℓ1 model is not certified
+    # the post-processed model is certified and more accurate than the certified ℓ1 models
+    assert selector.best_index_ == 4 and results["passes"][0]
+    assert results["mean_test_error"][4] < results["mean_test_error"][0]
     search = _fit(GridSearchCV(
         estimator, grid, cv=cv, refit=fair_refit(criterion),
         scoring=make_selection_scorer(criterion, protected=["race"], n_splits=2,
@@ -392,3 +395,17 @@ def test_compas_l1_path_and_threshold_optimizer_pick_a_certified_candidate(compa
             X.iloc[val], y[val])
     assert max(np.max(np.abs(hand.lower)), np.max(np.abs(hand.upper))) == results[
         "split0_test_upper_bound"][selector.best_index_]
+
+
+def test_one_protected_name_is_a_list_of_one(data):
+    # Was (issue 23): a string was split into its letters on the way down.
+    X, y = data
+    criterion = GroupDifferenceCriterion(0.3, auditor=GroupDisparityAuditor(
+        None, metric="selection_rate", protected="group", n_resamples=50))
+    selector = _fit(FairModelSelector(_model(), param_grid={"logisticregression__C": [1.0]},
+                                      criterion=criterion, cv=2, random_state=0), X, y)
+    assert selector.protected_ == ["group"]
+    assert make_selection_scorer(criterion).protected == ["group"]
+    assert _fit(FairModelSelector(_model(), param_grid={"logisticregression__C": [1.0]},
+                                  criterion=_criterion(0.3), protected="group", cv=2,
+                                  random_state=0), X, y).protected_ == ["group"]
