@@ -119,12 +119,22 @@ class SelectionCriterion(ABC):
         return None
 
     def template(self):
-        """The auditor template: ``auditor``, or the default one when it is None."""
+        """The auditor template: ``auditor``, or the default one when it is None.
+
+        Returns
+        -------
+        estimator or None
+        """
         auditor = getattr(self, "auditor", None)
         return self.default_auditor() if auditor is None else auditor
 
     def default_auditor(self):
-        """The auditor template used when ``auditor`` is None (none by default)."""
+        """The auditor template used when ``auditor`` is None (none by default).
+
+        Returns
+        -------
+        estimator or None
+        """
         return None
 
     def _check_auditor(self, kind):
@@ -164,21 +174,63 @@ class SelectionCriterion(ABC):
         """
 
     def worst(self, values):
-        """The worst fold of each candidate (rows: candidates, columns: folds)."""
+        """The worst fold of each candidate.
+
+        Parameters
+        ----------
+        values : array-like of shape (n_candidates, n_folds)
+            A per-fold bound of each candidate.
+
+        Returns
+        -------
+        ndarray of shape (n_candidates,)
+            The largest value (smaller is fairer) or the smallest (greater is fairer).
+        """
         values = np.asarray(values, dtype=float)
         return values.min(axis=-1) if self.greater_is_fairer else values.max(axis=-1)
 
     def passes(self, worst):
-        """Whether each candidate passes, from its worst fold's decision bound."""
+        """Whether each candidate passes, from its worst fold's decision bound.
+
+        Parameters
+        ----------
+        worst : array-like of shape (n_candidates,)
+
+        Returns
+        -------
+        ndarray of bool
+        """
         worst = np.asarray(worst, dtype=float)
         return worst >= self.threshold if self.greater_is_fairer else worst < self.threshold
 
     @abstractmethod
     def guarantee(self, fold_level, n_splits):
-        """The guarantee of the choice, in plain words."""
+        """The guarantee of the choice, in plain words.
+
+        Parameters
+        ----------
+        fold_level : float
+            Per-fold confidence level.
+        n_splits : int
+            Number of folds.
+
+        Returns
+        -------
+        str
+        """
 
     def no_pass_message(self, worst):
-        """Why no candidate passes (the first sentence of the error or warning)."""
+        """Why no candidate passes (the first sentence of the error or warning).
+
+        Parameters
+        ----------
+        worst : array-like of shape (n_candidates,)
+            Worst fold's decision bound of each candidate.
+
+        Returns
+        -------
+        str
+        """
         worst = np.asarray(worst, dtype=float)
         best = np.max(worst) if self.greater_is_fairer else np.min(worst)
         relation = "<" if self.greater_is_fairer else ">="
@@ -263,6 +315,8 @@ class FaithCriterion(SelectionCriterion):
     def default_auditor(self):
         return FaithAuditor(None, epsilon=0.0, space="auto")
 
+    default_auditor.__doc__ = SelectionCriterion.default_auditor.__doc__
+
     @property
     def confidence_level(self):
         return self.template().confidence_level
@@ -289,11 +343,15 @@ class FaithCriterion(SelectionCriterion):
                 "lower_bound": float(result.lower_bound),
                 "upper_bound": float(result.upper_bound)}
 
+    audit_fold.__doc__ = SelectionCriterion.audit_fold.__doc__
+
     def no_pass_message(self, worst):
         return (
             f"no candidate passes the delta-fairness test: the smallest FaiTH lower bound is "
             f"{np.min(worst):.4g} >= delta={self.delta:g}."
         )
+
+    no_pass_message.__doc__ = SelectionCriterion.no_pass_message.__doc__
 
     def guarantee(self, fold_level, n_splits):
         return (
@@ -303,6 +361,8 @@ class FaithCriterion(SelectionCriterion):
             f"{(1 - fold_level) * n_splits:.0%}; the chosen model is the most accurate of "
             "those that pass."
         )
+
+    guarantee.__doc__ = SelectionCriterion.guarantee.__doc__
 
 
 @dataclass(frozen=True, repr=False)
@@ -382,6 +442,8 @@ class GroupDifferenceCriterion(SelectionCriterion):
     def default_auditor(self):
         return GroupDisparityAuditor(None, metric="selection_rate")
 
+    default_auditor.__doc__ = SelectionCriterion.default_auditor.__doc__
+
     @property
     def label(self):
         metric = self.template().metric
@@ -414,6 +476,8 @@ class GroupDifferenceCriterion(SelectionCriterion):
             "upper_bound": float(np.max(np.maximum(np.abs(lower), np.abs(upper)))),
         }
 
+    audit_fold.__doc__ = SelectionCriterion.audit_fold.__doc__
+
     def guarantee(self, fold_level, n_splits):
         return (
             f"Each candidate is audited on validation data by simultaneous two-sided "
@@ -423,6 +487,8 @@ class GroupDifferenceCriterion(SelectionCriterion):
             f"{(1 - fold_level) * n_splits:.0%} (with m candidates, at most m times that for "
             "the chosen one); the chosen model is the most accurate of those certified."
         )
+
+    guarantee.__doc__ = SelectionCriterion.guarantee.__doc__
 
 
 class TrainingFoldModel(MetaEstimatorMixin, BaseEstimator):

@@ -604,9 +604,11 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             train = splits[0][0]
             self.best_estimator_, self.refit_time_ = self._fit_validated(
                 estimator, X, y, train, fit_params)
-        if hasattr(self, "best_estimator_") and self.refit:
+        if self.refit:
             self.classes_ = np.asarray(getattr(self.best_estimator_, "classes_", classes))
         else:
+            for stale in ("best_estimator_", "refit_time_"):  # from an earlier fit
+                self.__dict__.pop(stale, None)
             self.classes_ = classes
         return self
 
