@@ -584,7 +584,7 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 # fit parameters (e.g. sample_weight) weight the fits only, as documented:
                 # scikit-learn >= 1.8 warns that the scorer takes no weights
                 warnings.filterwarnings(
-                    "ignore", message="The scoring .* does not support sample_weight",
+                    "ignore", message="(?s)The scoring .* does not support sample_weight",
                     category=UserWarning)
                 search.fit(X, y, **fit_params)
             bar.update(total - scorer.ticks)  # fits that ran in other processes
