@@ -198,8 +198,8 @@ def figure(results, path):
         rows = res["candidates"]
         error = np.array([r["validation_error"] for r in rows])
         upper = np.array([r["upper_bound"] for r in rows])
-        path = [k for k, r in enumerate(rows) if r["candidate"].startswith("l1")]
-        ax.plot(error[path], upper[path], "o-", color="C0", ms=4, label="ℓ1 path (C)")
+        l1 = [k for k, r in enumerate(rows) if r["candidate"].startswith("l1")]
+        ax.plot(error[l1], upper[l1], "o-", color="C0", ms=4, label="ℓ1 path (C)")
         for k, marker, color in ((len(rows) - 2, "s", "C1"), (len(rows) - 1, "^", "C3")):
             ax.plot(error[k], upper[k], marker, color=color, ms=7, label=rows[k]["candidate"])
         ax.axhline(EPSILON0, color="C2", ls=":", label=f"ε₀ = {EPSILON0:g}")

@@ -47,11 +47,11 @@ def _dataset(name, res, config):
     table_rows = [
         [row["candidate"], f"{row['validation_error']:.3f}", f"{row['statistic']:.3f}",
          f"{row['upper_bound']:.3f}", _yes(row["passes"]),
-         "**chosen**" if k == res["chosen"] else ""]
+         "**chosen**" if k == res["chosen"] else "—"]
         for k, row in enumerate(rows)
     ]
     out.append(_table(["candidate", "validation error", "worst disparity (mean of folds)",
-                       "worst fold's upper bound", "certified", ""], table_rows))
+                       "worst fold's upper bound", "certified", "choice"], table_rows))
     n_pass = sum(row["passes"] for row in rows)
     if chosen["passes"]:
         verdict = (f"{n_pass} of {len(rows)} candidates are certified; the most accurate "
@@ -77,8 +77,8 @@ def _dataset(name, res, config):
         passing = [row["candidate"] for row in f_rows if row["passes"]]
         mitigators = [row for row in f_rows if not row["candidate"].startswith("l1")]
         parts = "; ".join(
-            f"{row['candidate']} ψ̂ = {row['statistic']:.3f}, lower bound "
-            f"{row['lower_bound']:.3f} ({'passes' if row['passes'] else 'rejected'})"
+            f"{row['candidate']} ψ̂ = {row['statistic']:.3f} (mean of folds), worst fold's "
+            f"lower bound {row['lower_bound']:.3f} ({'passes' if row['passes'] else 'rejected'})"
             for row in mitigators)
         out.append(
             f"\nThe same candidates under the FaiTH criterion (δ = {faith['delta']:g}, ε = 0): "
