@@ -8,6 +8,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.metrics import accuracy_score
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -162,3 +163,18 @@ class SensitiveFeaturesAdapter(ClassifierMixin, MetaEstimatorMixin, BaseEstimato
         if _accepts(method, "random_state") and self.predict_seed_ is not None:
             kwargs["random_state"] = self.predict_seed_
         return np.asarray(method(X, **kwargs))
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy of :meth:`predict` on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
+        return float(accuracy_score(y, self.predict(X), sample_weight=sample_weight))

@@ -261,6 +261,7 @@ def test_adapter_reads_the_protected_columns_of_the_rows():
     y = np.array([1, 1, 0, 0, 1])
     model = SensitiveFeaturesAdapter(_GroupVote(), protected="g", random_state=3).fit(X, y)
     assert model.predict(X).tolist() == [1, 1, 0, 0, 0]
+    assert model.score(X, y) == 0.8
     # counterfactual rows: the protected value travels with the row
     assert model.predict(X.assign(g="a")).tolist() == [1] * 5
     assert model.estimator_.last_random_state_ == 3
