@@ -29,13 +29,13 @@ from ._display import (
     selection_key_figures,
     selection_table,
     selection_verdict,
+    tradeoff_caption,
 )
 from ._logistic import L1_RATIO_SPELLING, default_c_path, l1_logistic_regression
 from ._plot import plot_coefficient_path, plot_tradeoff
 from ._scorers import (
     NoFairCandidateError,
     NoFairCandidateWarning,
-    choose_candidate,
     fair_choice,
     make_error_scorer,
     make_faith_bound_scorer,

@@ -57,6 +57,15 @@ def selection_verdict(selector):
                    f"kept: {chosen}.")
 
 
+def tradeoff_caption(selector):
+    """What :func:`plot_tradeoff` draws for this selector, in words."""
+    if isinstance(selector.criterion_, FaithCriterion):
+        return ("Validation error, FaiTH statistic and its lower bound along the path, with δ "
+                "and the chosen model")
+    return (f"Validation error, {selector.criterion_.label} and its bound along the path, "
+            "with the threshold and the chosen model")
+
+
 def _test_name(selector):
     return "δ-test" if isinstance(selector.criterion_, FaithCriterion) else "fairness criterion"
 
@@ -106,10 +115,6 @@ def selection_card(selector):
         tables=[html_table("Candidates: the chosen one, then those that pass by validation "
                            "error", selection_columns(selector), shown, total=len(rows),
                            highlight={0})],
-        figures=[card_figure("selection-tradeoff", "Validation error, "
-                             + ("FaiTH statistic and its lower bound along the path, with δ"
-                                if faith else f"{selector.criterion_.label} and its bound "
-                                "along the path, with the threshold")
-                             + " and the chosen model",
+        figures=[card_figure("selection-tradeoff", tradeoff_caption(selector),
                              lambda: plot_tradeoff(selector))],
     )

@@ -15,6 +15,7 @@ from ..model_selection import (
     selection_key_figures,
     selection_table,
     selection_verdict,
+    tradeoff_caption,
 )
 from ._report import Figure, Section, Table
 
@@ -117,8 +118,8 @@ def selection_section(selector, *, title="δ-fair model selection", key="selecti
     if plot:
         figures = (Figure.draw(
             f"{key}_tradeoff",
-            "Accuracy–fairness trade-off: validation error, FaiTH statistic and its lower "
-            "bound along the path, with δ and the chosen model.",
+            "Accuracy–fairness trade-off: " + tradeoff_caption(selector)[0].lower()
+            + tradeoff_caption(selector)[1:] + ".",
             lambda: plot_tradeoff(selector),
         ),)
     return Section(key=key, title=title, guarantee=selection_guarantee(selector),

@@ -128,6 +128,12 @@ def test_group_display_plot_and_pickle(data, group_fitted):
     assert "fairness-constrained model selection" in html and "ε₀" in html
     assert "worst |selection_rate disparity|" in html
     assert "certified when they put every disparity within ±0.1" in html
+    from skfair_audit.report import selection_section
+
+    section = selection_section(group_fitted, plot=False)
+    assert section.tables[0].columns[2:4] == ("worst |selection_rate disparity| (estimate)",
+                                             "upper bound")
+    assert section.summary["ε₀"] == 0.1 and "certified" in section.guarantee
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt
 
