@@ -46,24 +46,18 @@ candidate, with ε₀ and the chosen model), read by ``doc/_render_selector.py``
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import sys
 import time
 import warnings
-from importlib.metadata import version
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import sklearn
+from _common import Run, write_results
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.pipeline import Pipeline
 
-import skfair_audit
 from skfair_audit.datasets import fetch_adult, fetch_compas
 from skfair_audit.group import DegenerateBootstrapWarning, GroupDisparityAuditor
 from skfair_audit.model_selection import (
@@ -75,7 +69,6 @@ from skfair_audit.model_selection import (
     l1_logistic_regression,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
 EPSILON0 = 0.1
 ALPHA = 0.1
 DELTA = 0.04
@@ -148,7 +141,7 @@ def table(selector, names):
             for k, name in enumerate(names)]
 
 
-def run(name, X, y, protected, args, *, faith=False):
+def run_dataset(name, X, y, protected, args, *, faith=False):
     start = time.perf_counter()
     X_sel, X_out, y_sel, y_out = train_test_split(X, y, test_size=0.3, stratify=y,
                                                   random_state=args.seed)
@@ -214,14 +207,6 @@ def figure(results, path):
     plt.close(fig)
 
 
-def versions():
-    return {"python": sys.version.split()[0], "numpy": np.__version__,
-            "pandas": pd.__version__, "scikit-learn": sklearn.__version__,
-            "fairlearn": version("fairlearn"), "skfair_audit": skfair_audit.__version__,
-            "platform": platform.platform(), "cpu_count": os.cpu_count(),
-            "load_average_at_end": list(os.getloadavg())}
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -231,7 +216,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     args.resamples = args.resamples or (200 if args.quick else 500)
     args.adult_rows = args.adult_rows or (3000 if args.quick else 12000)
-    start = time.perf_counter()
+    run = Run(__file__, argv, packages=("fairlearn",))
     with warnings.catch_warnings():
         # the empty model predicts one class (degenerate bounds, reported as they are); a
         # data set where nothing is certified falls back to the fairest candidate, recorded
@@ -239,24 +224,21 @@ def main(argv=None):
         warnings.filterwarnings("ignore", category=NoFairCandidateWarning)
         warnings.filterwarnings("ignore", module=r"fairlearn\.")  # its pandas-3 notices
         X, y, protected = compas_data()
-        results = {"COMPAS": run("COMPAS", X, y, protected, args, faith=True)}
+        results = {"COMPAS": run_dataset("COMPAS", X, y, protected, args, faith=True)}
         X, y, protected = adult_data(args.adult_rows, args.seed)
-        results["Adult"] = run("Adult", X, y, protected, args)
-    stem = "selector_fairlearn_quick" if args.quick else "selector_fairlearn"
-    out = {
-        "command": "SKFAIR_AUDIT_DATA=/path/to/data python benchmarks/bench_selector_fairlearn.py"
-                   + "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv)),
+        results["Adult"] = run_dataset("Adult", X, y, protected, args)
+    suffix = "_quick" if args.quick else ""
+    payload = {
         "config": {"seed": args.seed, "resamples": args.resamples, "epsilon0": EPSILON0,
                    "alpha": ALPHA, "delta": DELTA, "n_folds": N_FOLDS,
                    "adult_rows": args.adult_rows, "held_out_share": 0.3,
                    "metric": "selection_rate", "target": "overall"},
-        "datasets": results, "versions": versions(),
-        "elapsed_seconds": round(time.perf_counter() - start, 1),
+        "datasets": results,
+        "elapsed_seconds": round(run.elapsed(), 1),
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{stem}.json").write_text(json.dumps(out, indent=2) + "\n")
-    figure(results, RESULTS / f"{stem}.png")
-    print(f"wrote {RESULTS / stem}.json and .png in {out['elapsed_seconds']:.0f} s")
+    path = write_results(run, payload, suffix=suffix)
+    figure(results, run.path(suffix))
+    print(f"wrote {path} and the figure in {payload['elapsed_seconds']:.0f} s")
 
 
 if __name__ == "__main__":

@@ -1,28 +1,28 @@
 """The user guide's fragment on fair model selection over fairlearn's mitigators.
 
-Rendered from ``benchmarks/results/selector_fairlearn.json`` (written by
-``benchmarks/bench_selector_fairlearn.py``); plugged into ``make_reproduction_tables.py``'s
-``render_all``.
+Reads ``benchmarks/results/selector_fairlearn.json`` (``benchmarks/bench_selector_fairlearn.py``):
+the metadata block of ``benchmarks/_common.py`` (``command``, ``machine``, ``versions`` with
+``fairlearn``), then
+
+- ``config``: ``seed``, ``resamples``, ``epsilon0``, ``alpha``, ``delta``, ``n_folds``,
+  ``adult_rows``, ``held_out_share``, ``metric``, ``target``;
+- ``datasets``: ``{"COMPAS": ..., "Adult": ...}``, each with ``rows`` (``selection``,
+  ``held_out``), ``protected``, ``n_features``, ``fold_confidence_level``, ``candidates``
+  (one dict per candidate: ``candidate``, ``validation_error``, ``statistic``,
+  ``lower_bound``, ``upper_bound``, ``passes``), ``chosen`` and ``most_accurate`` (indices),
+  ``held_out_chosen`` / ``held_out_most_accurate`` (``error``, ``worst_disparity``,
+  ``worst_disparity_upper``, ``certified``, ``groups``, ``selection_rates``), ``seconds``,
+  and on COMPAS ``faith`` (``delta``, ``candidates``, ``chosen``: the FaiTH criterion);
+- ``elapsed_seconds``.
+
+Plugged into ``make_reproduction_tables.py``'s ``render_all`` by one import and one entry.
 """
 
 from __future__ import annotations
 
-import json
-import pathlib
+from _render_common import GENERATED, GUIDE, load, table
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
-FRAGMENT = ROOT / "doc" / "user_guide" / "selector_fairlearn_results.inc"
-GENERATED = (".. This file is written by doc/make_reproduction_tables.py from benchmarks/results.\n"
-             "   Do not edit it by hand.\n")
-
-
-def _table(header, rows):
-    lines = [".. list-table::", "   :header-rows: 1", ""]
-    for row in [header, *rows]:
-        lines.append(f"   * - {row[0]}")
-        lines.extend(f"     - {cell}" for cell in row[1:])
-    return "\n".join(lines) + "\n"
+FRAGMENT = GUIDE / "selector_fairlearn_results.inc"
 
 
 def _yes(flag):
@@ -50,7 +50,7 @@ def _dataset(name, res, config):
          "**chosen**" if k == res["chosen"] else "—"]
         for k, row in enumerate(rows)
     ]
-    out.append(_table(["candidate", "validation error", "worst disparity (mean of folds)",
+    out.append(table(["candidate", "validation error", "worst disparity (mean of folds)",
                        "worst fold's upper bound", "certified", "choice"], table_rows))
     n_pass = sum(row["passes"] for row in rows)
     if chosen["passes"]:
@@ -91,14 +91,14 @@ def _dataset(name, res, config):
 
 def render_selector():
     """``{path: text}`` of the fragment (for ``render_all``)."""
-    data = json.loads((RESULTS / "selector_fairlearn.json").read_text(encoding="utf-8"))
-    config = data["config"]
-    versions = data["versions"]
+    data = load("selector_fairlearn.json")
+    config, versions, machine = data["config"], data["versions"], data["machine"]
     head = (
         f"``{data['command']}`` (fairlearn {versions['fairlearn']}, scikit-learn "
         f"{versions['scikit-learn']}; {data['elapsed_seconds']:.0f} s on "
-        f"{versions['cpu_count']} shared cores, load average "
-        f"{versions['load_average_at_end'][0]:.1f} at the end). Criterion: every group's "
+        f"{machine['cpus']} shared cores, load average "
+        f"{machine['load_average_start'][0]:.1f} at the start and "
+        f"{machine['load_average_end'][0]:.1f} at the end). Criterion: every group's "
         f"selection rate within ±{config['epsilon0']:g} of the overall rate, simultaneous "
         f"bounds at {100 * (1 - config['alpha']):.0f}% over {config['n_folds']} folds, "
         f"B = {config['resamples']}.\n"

@@ -19,8 +19,8 @@ import json
 import math
 import pathlib
 
+import _render_selector
 import numpy as np
-from _render_selector import render_selector
 from scipy import stats
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -1905,7 +1905,7 @@ def render_all():
         GUIDE / "tilt_results.inc": tilt_results(),
         GUIDE / "monitoring_results.inc": GENERATED + "\n" + monitoring_guide(),
         FAITH_CONTINUOUS: GENERATED + "\n" + faith_continuous_validity(),
-        **render_selector(),
+        **_render_selector.render_selector(),
     }
 
 
