@@ -37,6 +37,7 @@ import _render_monitor
 import _render_peers
 import _render_progress
 import _render_rkhs_table4
+import _render_selector
 import _render_tilts
 from _render_common import GENERATED, GUIDE, ROOT
 
@@ -86,6 +87,7 @@ def render_all():
         GUIDE / "progress_results.inc": GENERATED + "\n" + _render_progress.progress_guide(),
         _render_faith_continuous_validity.FAITH_CONTINUOUS:
             GENERATED + "\n" + _render_faith_continuous_validity.faith_continuous_validity(),
+        **_render_selector.render_selector(),
     }
 
 

@@ -36,7 +36,7 @@ def _tables_module():
         "make_reproduction_tables", ROOT / "doc" / "make_reproduction_tables.py"
     )
     module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(ROOT / "doc"))
+    sys.path.insert(0, str(ROOT / "doc"))  # its renderers beside it (doc/_render_*.py)
     try:
         spec.loader.exec_module(module)
     finally:

@@ -216,6 +216,9 @@ NO_DISPLAY = {
     "Section": "a piece of a report; AuditReport displays them",
     "Table": "a piece of a report section",
     "Figure": "a piece of a report section",
+    "SelectionCriterion": "an input of FairModelSelector (what a candidate must pass)",
+    "FaithCriterion": "an input of FairModelSelector; its repr is its display",
+    "GroupDifferenceCriterion": "an input of FairModelSelector; its repr is its display",
 }
 
 

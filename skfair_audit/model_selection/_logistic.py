@@ -47,9 +47,9 @@ def l1_logistic_regression(*, C=1.0, solver="liblinear", random_state=0, **param
         The two solvers with an ℓ1 penalty. ``"liblinear"`` (the default) solves one small
         binary problem in milliseconds and is exact to its tolerance; it also penalises the
         intercept (scaled by ``intercept_scaling``) and ignores ``warm_start``. ``"saga"``
-        leaves the intercept unpenalised and honours ``warm_start=True``, which
-        :class:`FairModelSelector` uses to fit a path of ``C`` sequentially, each fit starting
-        from the previous solution; it converges slowly on unscaled features.
+        leaves the intercept unpenalised and honours ``warm_start=True`` (each fit starting
+        from the previous solution, when one model is refit along a path by hand); it
+        converges slowly on unscaled features.
     random_state : int, RandomState instance or None, default=0
         liblinear and saga visit coordinates in a random order; a fixed seed makes the fit
         reproducible (and identical in parallel workers).

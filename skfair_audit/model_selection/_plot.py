@@ -47,12 +47,13 @@ def _axes(ax):
 
 
 def plot_tradeoff(selector, *, param=None, log_x=True, ax=None):
-    r"""Validation error, FaiTH statistic and its lower bound along the path, with δ.
+    r"""Validation error, the criterion's statistic and bound along the path, with δ.
 
     The paper's Figure 3: strong penalties (small :math:`1/\lambda`) give a small FaiTH value
     but a large error; the candidates whose one-sided lower bound lies under the δ line pass
     the δ-fairness test; the selected model (vertical line) is the passing one with the lowest
-    validation error.
+    validation error. With another criterion (e.g. :class:`GroupDifferenceCriterion`), its
+    statistic, its decision bound and its threshold are drawn instead.
 
     Parameters
     ----------
@@ -76,15 +77,21 @@ def plot_tradeoff(selector, *, param=None, log_x=True, ax=None):
     x = x[order]
     ax.plot(x, results["mean_test_error"][order], "o-", color="C0", ms=3,
             label="validation error")
+    criterion = selector.criterion_
+    faith = criterion.label == "FaiTH ψ"
+    bound = criterion.decision_bound
+    level = f"{selector.fold_confidence_level_:.0%}"
     ax.plot(x, results["mean_test_statistic"][order], "s-", color="C1", ms=3,
-            label="FaiTH statistic")
-    ax.plot(x, results["lower_bound"][order], "--", color="C1",
-            label=f"FaiTH lower bound ({selector.fold_confidence_level_:.0%} one-sided)")
-    ax.axhline(selector.delta, color="C2", ls=":", label=f"δ = {selector.delta:g}")
+            label="FaiTH statistic" if faith else f"{criterion.label} (estimate)")
+    ax.plot(x, results[bound][order], "--", color="C1",
+            label=f"FaiTH lower bound ({level} one-sided)" if faith else
+            f"{bound.replace('_', ' ')} ({level} simultaneous)")
+    ax.axhline(criterion.threshold, color="C2", ls=":",
+               label=f"{criterion.threshold_name} = {criterion.threshold:g}")
     passes = results["passes"][order]
     if passes.any():
-        ax.plot(x[passes], results["lower_bound"][order][passes], "|", color="C2", ms=10,
-                label="passes the δ test")
+        ax.plot(x[passes], results[bound][order][passes], "|", color="C2", ms=10,
+                label="passes the δ test" if faith else "passes the criterion")
     best = results["params"][selector.best_index_][name]
     ax.axvline(best, color="k", ls=":", lw=1, label=f"selected {name} = {best:.4g}")
     if log_x:

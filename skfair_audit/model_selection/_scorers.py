@@ -13,19 +13,18 @@ from __future__ import annotations
 
 import math
 import numbers
-import re
 import warnings
 
 import numpy as np
 from sklearn.metrics import make_scorer, zero_one_loss
 
-from .._utils import check_confidence_level
+from .._utils import check_confidence_level, user_stacklevel
 from ..faith import FaithAuditor, make_faith_scorer
 
 __all__ = [
     "NoFairCandidateError",
     "NoFairCandidateWarning",
-    "delta_fair_refit",
+    "choose_candidate",
     "fair_choice",
     "make_error_scorer",
     "make_faith_bound_scorer",
@@ -205,78 +204,58 @@ def fair_choice(error, lower_bound, delta, *, on_none="raise"):
     lower_bound = np.asarray(lower_bound, dtype=float)
     delta = check_delta(delta)
     check_on_none(on_none)
-    passes = lower_bound < delta
-    if passes.any():
-        candidates = np.flatnonzero(passes)
-        return int(candidates[np.argmin(error[candidates])])
     message = (
         f"no candidate passes the delta-fairness test: the smallest FaiTH lower bound is "
         f"{np.min(lower_bound):.4g} >= delta={delta:g}."
     )
+    return choose_candidate(
+        error, lower_bound < delta, lower_bound, on_none=on_none, message=message,
+        hint="Increase delta, widen the parameter grid towards stronger penalties, or set "
+        "on_none='fairest'.",
+    )
+
+
+def choose_candidate(error, passes, badness, *, on_none="raise", message=None, hint=None):
+    """Index of the most accurate candidate that passes, or the fallback when none does.
+
+    The one rule behind :func:`fair_choice`, :func:`delta_fair_refit` and the criteria of
+    :class:`FairModelSelector`.
+
+    Parameters
+    ----------
+    error : array-like of shape (n_candidates,)
+        Validation error (smaller is better); ties go to the first candidate.
+    passes : array-like of bool, shape (n_candidates,)
+    badness : array-like of shape (n_candidates,)
+        The decision value oriented so that smaller is fairer: the fallback of
+        ``on_none="fairest"`` is the smallest (ties: smallest error, then first).
+    on_none : {"raise", "fairest"}, default="raise"
+    message, hint : str, optional
+        Why no candidate passes, and what to do (the error's last sentence).
+
+    Returns
+    -------
+    int
+    """
+    check_on_none(on_none)
+    error = np.asarray(error, dtype=float)
+    passes = np.asarray(passes, dtype=bool)
+    badness = np.asarray(badness, dtype=float)
+    if passes.any():
+        candidates = np.flatnonzero(passes)
+        return int(candidates[np.argmin(error[candidates])])
+    message = message or "no candidate passes the fairness criterion."
     if on_none == "raise":
         raise NoFairCandidateError(
-            message + " Increase delta, widen the parameter grid towards stronger penalties, "
-            "or set on_none='fairest'."
+            f"{message} "
+            + (hint or "Relax the threshold, widen the grid towards fairer candidates, or set "
+               "on_none='fairest'.")
         )
-    fairest = np.flatnonzero(lower_bound == np.min(lower_bound))
+    fairest = np.flatnonzero(badness == np.min(badness))
     index = int(fairest[np.argmin(error[fairest])])
     warnings.warn(
         message + f" Falling back to the fairest candidate (index {index}).",
         NoFairCandidateWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
     return index
-
-
-def delta_fair_refit(delta, *, error_key="error", lower_key="faith_lower", on_none="raise"):
-    """A ``refit`` callable for ``GridSearchCV``: the paper's δ-fair model selection.
-
-    ``GridSearchCV(..., scoring={error_key: make_error_scorer(), lower_key:
-    make_faith_bound_scorer(...)}, refit=delta_fair_refit(delta))`` refits the candidate with the
-    highest ``mean_test_<error_key>`` (the lowest error, scores being negated errors) among those
-    whose FaiTH lower bound is below δ on every split (the maximum of ``split<k>_test_<lower_key>``
-    over the splits is below δ), like :class:`FairModelSelector`.
-
-    Parameters
-    ----------
-    delta : float
-        The fairness threshold δ.
-    error_key, lower_key : str
-        Names of the two scorers in the ``scoring`` dict.
-    on_none : {"raise", "fairest"}, default="raise"
-        See :func:`fair_choice`.
-
-    Returns
-    -------
-    callable
-        ``refit(cv_results) -> int``. ``GridSearchCV`` then leaves ``best_score_`` unset.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skfair_audit.model_selection import delta_fair_refit
-    >>> cv_results = {"mean_test_error": np.array([-0.40, -0.35, -0.30]),
-    ...               "split0_test_faith_lower": np.array([0.00, 0.02, 0.06])}
-    >>> delta_fair_refit(0.04)(cv_results)
-    1
-    """
-    delta = check_delta(delta)
-    check_on_none(on_none)
-
-    def refit(cv_results):
-        pattern = re.compile(rf"^split(\d+)_test_{re.escape(lower_key)}$")
-        split_keys = [key for key in cv_results if pattern.match(key)]
-        if not split_keys:
-            raise KeyError(
-                f"cv_results has no 'split<k>_test_{lower_key}' entries: name the FaiTH scorer "
-                f"{lower_key!r} in the scoring dict."
-            )
-        error_name = f"mean_test_{error_key}"
-        if error_name not in cv_results:
-            raise KeyError(
-                f"cv_results has no {error_name!r}: name the error scorer {error_key!r}."
-            )
-        lower = np.max(np.column_stack([cv_results[key] for key in split_keys]), axis=1)
-        return fair_choice(-np.asarray(cv_results[error_name]), lower, delta, on_none=on_none)
-
-    return refit

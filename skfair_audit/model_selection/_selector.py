@@ -1,19 +1,23 @@
-"""``FairModelSelector``: the δ-fair model selection of Xue, Yurochkin & Sun (2020, §5.2)."""
+"""``FairModelSelector``: the δ-fair model selection of Xue, Yurochkin & Sun (2020, §5.2),
+and fairness-constrained model selection in general, on scikit-learn's ``GridSearchCV``."""
 
 from __future__ import annotations
 
 import numbers
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import rankdata
 from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone, is_classifier
-from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import zero_one_loss
-from sklearn.model_selection import ParameterGrid, StratifiedShuffleSplit, check_cv
+from sklearn.model_selection import (
+    GridSearchCV,
+    ParameterGrid,
+    StratifiedShuffleSplit,
+    check_cv,
+)
 from sklearn.pipeline import Pipeline
 from sklearn.utils import ClassifierTags, _safe_indexing, get_tags, indexable
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
@@ -22,22 +26,47 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from .._progress import track
-from .._utils import CARD_ROWS, card_figure, html_card, html_table, html_verdict, int_seed
+from .._progress import progress_bar
+from .._utils import (
+    BOOLEAN,
+    CARD_ROWS,
+    COLUMN_LIST,
+    N_JOBS,
+    RANDOM_STATE,
+    STRING,
+    VERBOSE,
+    InstanceOf,
+    Interval,
+    Options,
+    Predicate,
+    card_figure,
+    check_params,
+    html_card,
+    html_table,
+    html_verdict,
+    int_seed,
+)
 from ..faith import FaithAuditor
+from ._criteria import (
+    FaithCriterion,
+    SelectionCriterion,
+    TrainingFoldModel,
+    _FairRefit,
+    _SelectionScorer,
+    as_column_list,
+)
 from ._display import params_text, selection_card
 from ._logistic import default_c_path, l1_logistic_regression
-from ._scorers import bonferroni_level, check_delta, check_on_none, fair_choice
+from ._scorers import bonferroni_level
 
 __all__ = ["CoefficientPath", "FairModelSelector", "coefficient_path"]
+
+#: Prefix of the candidates' parameters when they are wrapped in :class:`TrainingFoldModel`.
+_WRAPPED = "estimator__"
 
 
 def _default_estimator():
     return l1_logistic_regression()
-
-
-def _default_auditor():
-    return FaithAuditor(None, epsilon=0.0, space="auto")
 
 
 def _final_step(estimator):
@@ -56,70 +85,55 @@ def _final_prefix(estimator):
     return prefix
 
 
-def _n_nonzero_coef(model):
-    coef = getattr(_final_step(model), "coef_", None)
-    if coef is None:
-        return np.nan
-    return float(np.count_nonzero(coef))
+def _prefixed(grid, prefix):
+    """``param_grid`` with every parameter name prefixed (a dict or a list of dicts)."""
+    if isinstance(grid, dict):
+        return {prefix + key: value for key, value in grid.items()}
+    return [_prefixed(item, prefix) for item in grid]
 
 
-def _uses_warm_start(estimator):
-    """Whether the user switched ``warm_start`` on anywhere in the estimator."""
-    params = estimator.get_params(deep=True)
-    return any(
-        value is True for key, value in params.items()
-        if key == "warm_start" or key.endswith("__warm_start")
-    )
+def _is_cv(value):
+    """An int k >= 2, a splitter or an iterable of (train, validation) pairs."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return value >= 2
+    return hasattr(value, "split") or (hasattr(value, "__iter__") and not isinstance(value, str))
 
 
-def _fold_params(X, params, indices):
-    """The fit parameters of one fold: those with one entry per row of ``X`` are sliced with
-    :func:`sklearn.utils._safe_indexing` (a documented utility), the others passed as is."""
-    n_rows = np.shape(X)[0]
-    return {
-        key: _safe_indexing(value, indices)
-        if (hasattr(value, "__len__") or hasattr(value, "shape"))
-        and not isinstance(value, (str, dict)) and np.shape(value)[:1] == (n_rows,)
-        else value
-        for key, value in (params or {}).items()
-    }
+def _is_fraction(value):
+    return (isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+            and 0.0 < value < 1.0)
 
 
-def _fit_and_audit_fold(
-    estimator, candidates, X, y, train, validation, fit_params, auditor, warm_start
-):
-    """Fit every candidate on one training fold; validation error and FaiTH audit of each.
+def _selection_results(raw, criterion, prefix):
+    """The selector's ``cv_results_`` from ``GridSearchCV``'s (see the class docstring)."""
 
-    With ``warm_start`` the candidates are fitted in grid order on one model, each fit starting
-    from the previous solution; otherwise ``candidates`` holds a single candidate.
-    """
-    X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
-    X_val, y_val = _safe_indexing(X, validation), _safe_indexing(y, validation)
-    fold_params = _fold_params(X, fit_params, train)
-    model = clone(estimator)
-    records = []
-    for params in candidates:
-        start = time.perf_counter()
-        if not warm_start:
-            model = clone(estimator)
-        model.set_params(**params).fit(X_train, y_train, **fold_params)
-        fit_time = time.perf_counter() - start
-        start = time.perf_counter()
-        error = zero_one_loss(y_val, model.predict(X_val))
-        fold_auditor = clone(auditor).set_params(estimator=FrozenEstimator(model))
-        result = fold_auditor.fit(X_train, y_train).audit(X_val, y_val)
-        records.append(
-            {
-                "error": float(error),
-                "statistic": float(result.statistic),
-                "lower_bound": float(result.lower_bound),
-                "upper_bound": float(result.upper_bound),
-                "n_nonzero_coef": _n_nonzero_coef(model),
-                "fit_time": fit_time,
-                "score_time": time.perf_counter() - start,
-            }
-        )
-    return records
+    def strip(name):
+        return name[len(prefix):] if prefix and name.startswith(prefix) else name
+
+    results = {}
+    for key, value in raw.items():
+        if key == "params":
+            results[key] = [{strip(name): v for name, v in params.items()} for params in value]
+        elif key.startswith("param_"):
+            results["param_" + strip(key[len("param_"):])] = value
+        elif key.endswith("_test_error") and not key.startswith(("std_", "rank_")):
+            results[key] = -np.asarray(value, dtype=float)  # the scorer negates the error
+        elif key.endswith("_test_n_nonzero_coef"):
+            count = np.where(np.asarray(value) < 0, np.nan, value)  # -1: no coef_
+            if key.startswith("split"):
+                results[key.replace("_test_", "_")] = count
+            elif key.startswith("mean_"):
+                results["n_nonzero_coef"] = count
+        elif key.startswith("split") or key in (
+            "std_test_error", "rank_test_error", "mean_test_statistic", "std_test_statistic",
+        ) or key.endswith("_time"):
+            results[key] = value
+    for key in ("lower_bound", "upper_bound"):
+        folds = [value for name, value in raw.items()
+                 if name.startswith("split") and name.endswith(f"_test_{key}")]
+        results[key] = criterion.worst(np.column_stack(folds))
+    results["passes"] = criterion.passes(results[criterion.decision_bound])
+    return results
 
 
 def _estimator_has(attr):
@@ -132,7 +146,7 @@ def _estimator_has(attr):
 
 
 class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
-    r"""Choose the most accurate model among those that pass the FaiTH δ-fairness test.
+    r"""Choose the most accurate model among those that pass a fairness test (FaiTH by default).
 
     The model-selection strategy of Xue, Yurochkin & Sun (2020, §5.2): fit every candidate
     (by default ℓ1-penalised logistic regressions along a path of :math:`C = 1/\lambda`) on the
@@ -148,6 +162,15 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         \hat k = \operatorname*{arg\,min}_{k \,:\, \hat\psi_{\mathrm{low}, k} < \delta}
         \widehat{\mathrm{err}}_k .
 
+    Any fairness criterion may replace the FaiTH test (``criterion``): e.g.
+    :class:`GroupDifferenceCriterion`, certified group fairness through
+    :class:`~skfair_audit.group.GroupDisparityAuditor`. The search is scikit-learn's
+    :class:`~sklearn.model_selection.GridSearchCV` with the scorer of
+    :func:`make_selection_scorer` and the ``refit`` rule of :func:`fair_refit`; the selector
+    adds what the search lacks: the single seeded split of the paper, the default C path, the
+    Bonferroni level of the per-fold audits, the training fold for the FaiTH metric, the
+    decision columns of ``cv_results_``, the display and the plots.
+
     Parameters
     ----------
     estimator : classifier, default=None
@@ -161,11 +184,17 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         then ``{"<prefix>C": default_c_path(X_encoded, y, n_values=30)}``, from the empty model
         to an essentially unpenalised one, computed on all the data given to :meth:`fit`
         (encoded by the Pipeline's first steps).
-    delta : float
-        The fairness threshold δ (in units of the loss; for the 0-1 loss, an error rate).
+    delta : float, default=None
+        The FaiTH threshold δ (in units of the loss; for the 0-1 loss, an error rate).
+        Required unless ``criterion`` is given.
+    criterion : SelectionCriterion, default=None
+        What a candidate must pass. ``None`` means ``FaithCriterion(delta, auditor)``, the
+        paper's δ-fairness test; otherwise ``delta`` and ``auditor`` must be None, e.g.
+        ``GroupDifferenceCriterion(0.05, auditor=GroupDisparityAuditor(None,
+        metric="selection_rate"))``.
     protected : list of str or int, default=None
-        Protected attributes (columns of ``X``). Required here or in ``auditor.protected``; if
-        both are given they must agree.
+        Protected attributes (columns of ``X``). Required here or in the (criterion's)
+        auditor's ``protected``; if both are given they must agree.
     cv : int, float, cross-validation generator or iterable, default=5
         An int k: stratified k-fold. A float in (0, 1): the paper's single train/validation
         split, stratified, with this validation fraction (seeded by ``random_state``). A
@@ -200,11 +229,12 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Seeds the bootstrap of every audit and the split when ``cv`` is a float. An int ``s``
         is used as is: the audits equal those of ``FaithAuditor(..., random_state=s)``.
     n_jobs : int, default=None
-        Parallel (candidate, fold) fits with :mod:`sklearn.utils.parallel`; the results are
+        Parallel (candidate, fold) fits, as ``GridSearchCV(n_jobs=...)``; the results are
         identical for any value.
     verbose : int, default=0
         0: silent; otherwise a progress bar over the (candidate, fold) fits and audits (tqdm
-        when installed, see ``pip install 'skfair_audit[progress]'``). It never changes the
+        when installed, see ``pip install 'skfair_audit[progress]'``): live when the fits run
+        in this process, completed when a parallel search returns. It never changes the
         result.
 
     Attributes
@@ -213,12 +243,16 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         One entry per candidate, as in ``GridSearchCV``: ``params``, ``param_<name>``,
         ``split<k>_test_error``, ``mean_test_error``, ``std_test_error``, ``rank_test_error``
         (validation error rate); ``split<k>_test_statistic``, ``mean_test_statistic``,
-        ``std_test_statistic`` (FaiTH statistic ψ̂); ``split<k>_test_lower_bound``,
-        ``split<k>_test_upper_bound`` (one-sided bounds at the per-fold level);
-        ``lower_bound``, ``upper_bound`` (the fold bounds combined, see Notes);
-        ``passes`` (``lower_bound < delta``); ``split<k>_n_nonzero_coef``, ``n_nonzero_coef``
+        ``std_test_statistic`` (the criterion's statistic: FaiTH ψ̂ by default);
+        ``split<k>_test_lower_bound``, ``split<k>_test_upper_bound`` (bounds at the per-fold
+        level); ``lower_bound``, ``upper_bound`` (the fold bounds combined: the worst fold, see
+        Notes); ``passes`` (FaiTH: ``lower_bound < delta``; :class:`GroupDifferenceCriterion`:
+        ``upper_bound < epsilon0``); ``split<k>_n_nonzero_coef``, ``n_nonzero_coef``
         (mean over folds; NaN for models without ``coef_``); ``mean_fit_time``,
-        ``std_fit_time``, ``mean_score_time``, ``std_score_time``.
+        ``std_fit_time``, ``mean_score_time``, ``std_score_time``. These are
+        ``GridSearchCV``'s ``cv_results_`` with the error rate's sign restored (the scorer
+        negates it), the Pipeline prefix of the FaiTH wrapper removed, and the ranks of the
+        audit columns (meaningless) left out.
     best_index_ : int
     best_params_ : dict
     best_estimator_ : classifier
@@ -228,6 +262,8 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     param_grid_ : dict or list of dicts
         The grid searched (the default C path when ``param_grid`` is None).
     protected_ : list
+    criterion_ : SelectionCriterion
+        The criterion applied (``FaithCriterion(delta, auditor)`` by default).
     fold_confidence_level_ : float
         The per-fold level of the bounds, :math:`1 - \alpha/k`.
     refit_time_ : float
@@ -236,7 +272,9 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     See Also
     --------
-    delta_fair_refit : the same choice inside ``GridSearchCV``.
+    make_selection_scorer, fair_refit : the same choice inside ``GridSearchCV``.
+    delta_fair_refit : the FaiTH choice inside ``GridSearchCV`` on a single split.
+    SensitiveFeaturesAdapter : fairlearn's mitigators as candidates.
     skfair_audit.faith.FaithAuditor : the audit of one model.
 
     Notes
@@ -257,16 +295,23 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     so that differences between candidates are not blurred by independent Monte-Carlo noise,
     and results do not depend on the order or the process in which tasks run.
 
-    **Warm starts.** If ``warm_start=True`` is set on the estimator (e.g.
-    ``l1_logistic_regression(solver="saga", warm_start=True)``), the candidates of a fold are
-    fitted in grid order on one model, each fit starting from the previous solution (put the
-    path in increasing C); the folds then run in parallel. The default liblinear solver has no
-    warm start: it solves each fit from scratch in milliseconds.
+    **The search.** ``GridSearchCV`` fits every (candidate, fold) from scratch (a clone per
+    fit, so a ``warm_start`` of the estimator has no effect); the default liblinear solver
+    fits each ℓ1 logistic regression in milliseconds. The FaiTH criterion learns its fair
+    metric on the training fold: the candidates are then wrapped so that each fold model
+    keeps its training rows for the scorer (the wrapper is removed from the results and
+    from ``best_estimator_``).
+
+    **Other candidates.** ``param_grid`` may switch whole models, as in ``GridSearchCV``:
+    with ``estimator=Pipeline([("model", l1_logistic_regression())])``, the grid
+    ``[{"model__C": [...]}, {"model": [SensitiveFeaturesAdapter(ThresholdOptimizer(...),
+    protected=["race"])]}]`` puts fairlearn's mitigators beside the ℓ1 path.
 
     **Metadata routing.** With ``sklearn.set_config(enable_metadata_routing=True)``, metadata
     passed to :meth:`fit` is routed to the estimator's ``fit`` and the splitter's ``split`` as
     requested. When routing is off, every fit parameter goes to the estimator's ``fit``
-    (per-sample arrays sliced to the training fold).
+    (per-sample arrays sliced to the training fold). Sample weights weight the fits only: the
+    validation error and the audits are unweighted.
 
     References
     ----------
@@ -306,7 +351,8 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         estimator=None,
         *,
         param_grid=None,
-        delta,
+        delta=None,
+        criterion=None,
         protected=None,
         cv=5,
         auditor=None,
@@ -319,6 +365,7 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.estimator = estimator
         self.param_grid = param_grid
         self.delta = delta
+        self.criterion = criterion
         self.protected = protected
         self.cv = cv
         self.auditor = auditor
@@ -328,21 +375,46 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
+    _parameter_constraints = {
+        "estimator": [None, Predicate(lambda e: hasattr(e, "fit"), "an estimator (with fit)")],
+        "param_grid": [None, InstanceOf((dict, list), "a dict or a list of dicts")],
+        "delta": [None, Interval("real", 0, None)],
+        "criterion": [None, InstanceOf((SelectionCriterion,), "a SelectionCriterion")],
+        "protected": [None, STRING, Interval("integral"), COLUMN_LIST],
+        "cv": [Predicate(_is_fraction, "a float in (0, 1) (the validation fraction of a "
+                                       "single split)"),
+               Predicate(_is_cv, "an integer >= 2, a splitter or an iterable of "
+                                 "(train, validation) pairs")],
+        "auditor": [None, InstanceOf((FaithAuditor,), "a FaithAuditor instance")],
+        "on_none": [Options(("raise", "fairest"))],
+        "refit": [BOOLEAN, Options(("validated",))],
+        "random_state": [RANDOM_STATE],
+        "n_jobs": N_JOBS,
+        "verbose": VERBOSE,
+    }
+
     # -- configuration ------------------------------------------------------------------
     def _base_estimator(self):
         return _default_estimator() if self.estimator is None else self.estimator
 
-    def _base_auditor(self):
-        auditor = _default_auditor() if self.auditor is None else self.auditor
-        if not isinstance(auditor, FaithAuditor):
+    def _criterion(self):
+        """The criterion: ``criterion``, or the FaiTH test built from ``delta``/``auditor``."""
+        if self.criterion is not None:
+            if self.delta is not None or self.auditor is not None:
+                raise ValueError(
+                    "delta and auditor configure the default FaiTH criterion: with "
+                    "criterion=... leave them None (put them in the criterion)."
+                )
+            return self.criterion
+        if self.delta is None:
             raise ValueError(
-                f"auditor must be a FaithAuditor instance or None, got {type(auditor).__name__}."
+                "FairModelSelector needs delta (the FaiTH threshold) or a criterion, e.g. "
+                "GroupDifferenceCriterion(0.05)."
             )
-        return auditor
+        return FaithCriterion(self.delta, self.auditor)
 
-    def _protected(self, auditor):
-        own = None if self.protected is None else list(self.protected)
-        theirs = None if auditor.protected is None else list(auditor.protected)
+    def _protected(self, criterion):
+        own, theirs = as_column_list(self.protected), as_column_list(criterion.protected)
         if own and theirs and own != theirs:
             raise ValueError(
                 f"protected={own} disagrees with auditor.protected={theirs}; give it once."
@@ -429,7 +501,7 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     # -- fitting ------------------------------------------------------------------------
     def fit(self, X, y, **params):
-        """Fit every candidate on every training fold, audit it, choose, and refit.
+        """Run the search: fit and audit every candidate on every fold, choose, and refit.
 
         Parameters
         ----------
@@ -444,8 +516,9 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         -------
         self : FairModelSelector
         """
-        delta = check_delta(self.delta)
-        check_on_none(self.on_none)
+        check_params(self.get_params(deep=False), self._parameter_constraints,
+                     type(self).__name__)
+        criterion = self._criterion()
         self._validate_X_y(X, y)
         X, y = indexable(X, y)
         y = column_or_1d(y, warn=True)
@@ -459,10 +532,11 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         estimator = self._base_estimator()
         if not is_classifier(estimator):
             raise ValueError(f"estimator must be a classifier, got {type(estimator).__name__}.")
-        auditor_template = self._base_auditor()
-        self.protected_ = self._protected(auditor_template)
+        self.protected_ = self._protected(criterion)
+        self.criterion_ = criterion
 
-        if get_config()["enable_metadata_routing"]:
+        routing = get_config()["enable_metadata_routing"]
+        if routing:
             routed = process_routing(self, "fit", **params)
             fit_params, split_params = routed.estimator.fit, routed.splitter.split
         else:
@@ -473,121 +547,85 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.n_splits_ = len(splits)
         if self.n_splits_ < 1:
             raise ValueError("cv produced no split.")
-        if self.refit not in (True, False, "validated"):
-            raise ValueError(f"refit must be True, False or 'validated', got {self.refit!r}.")
         if self.refit == "validated" and self.n_splits_ != 1:
             raise ValueError(
                 "refit='validated' keeps the model fit on the training part of a single split; "
                 f"cv gives {self.n_splits_} splits."
             )
         self.param_grid_ = self._param_grid(estimator, X, y)
-        candidates = list(ParameterGrid(self.param_grid_))
-        self.fold_confidence_level_ = bonferroni_level(
-            auditor_template.confidence_level, self.n_splits_
-        )
-        auditor = clone(auditor_template).set_params(
-            protected=self.protected_,
-            delta=None,
-            confidence_level=self.fold_confidence_level_,
-            random_state=seed,
-            n_jobs=None,
-            verbose=0,
-        )
+        n_candidates = len(ParameterGrid(self.param_grid_))
+        self.fold_confidence_level_ = bonferroni_level(criterion.confidence_level,
+                                                       self.n_splits_)
 
-        warm_start = _uses_warm_start(estimator)
-        if warm_start:
-            batches = [(fold, list(range(len(candidates)))) for fold in range(self.n_splits_)]
-        else:
-            batches = [
-                (fold, [index])
-                for index in range(len(candidates))
-                for fold in range(self.n_splits_)
-            ]
-        tasks = Parallel(n_jobs=self.n_jobs,
-                         return_as="generator" if self.verbose else "list")(
-            delayed(_fit_and_audit_fold)(
-                estimator,
-                [candidates[index] for index in indices],
-                X,
-                y,
-                splits[fold][0],
-                splits[fold][1],
-                fit_params,
-                auditor,
-                warm_start,
-            )
-            for fold, indices in batches
+        # What the search lacks: the training fold for criteria that audit with it (FaiTH
+        # learns its fair metric there), and the per-fold level of the audits.
+        wrap = criterion.needs_training_fold
+        prefix = _WRAPPED if wrap else ""
+        scorer = _SelectionScorer(criterion, self.protected_, self.fold_confidence_level_, seed)
+        rule = _FairRefit(criterion, "error", criterion.decision_bound, self.on_none)
+        search = GridSearchCV(
+            TrainingFoldModel(estimator) if wrap else estimator,
+            _prefixed(self.param_grid_, prefix),
+            scoring=scorer,
+            cv=splits,
+            refit=rule if self.refit is True else False,
+            n_jobs=self.n_jobs,
+            error_score="raise",
         )
-        # fits and audits arrive in order while the others run: the bar counts them
-        outputs = list(track(
-            tasks, self.n_splits_ * len(candidates),
-            f"{len(candidates)} candidate{'s' * (len(candidates) > 1)} × {self.n_splits_} "
-            f"fold{'s' * (self.n_splits_ > 1)}"
-            + (" (warm-started paths)" if warm_start else ""),
-            unit="fit", verbose=self.verbose, weight=len))
-        table = {}
-        for (fold, indices), records in zip(batches, outputs, strict=True):
-            for index, record in zip(indices, records, strict=True):
-                for key, value in record.items():
-                    table.setdefault(key, np.empty((len(candidates), self.n_splits_)))
-                    table[key][index, fold] = value
-        self.cv_results_ = self._results(candidates, table, delta)
-        self.best_index_ = fair_choice(
-            self.cv_results_["mean_test_error"],
-            self.cv_results_["lower_bound"],
-            delta,
-            on_none=self.on_none,
-        )
-        self.best_params_ = candidates[self.best_index_]
+        total = n_candidates * self.n_splits_
+        bar = progress_bar(
+            total,
+            f"{n_candidates} candidate{'s' * (n_candidates > 1)} × {self.n_splits_} "
+            f"fold{'s' * (self.n_splits_ > 1)}",
+            unit="fit", verbose=self.verbose)
+        scorer.progress = bar  # ticks in this process; never pickled to workers
+        try:
+            with warnings.catch_warnings():
+                # fit parameters (e.g. sample_weight) weight the fits only, as documented:
+                # scikit-learn >= 1.8 warns that the scorer takes no weights
+                warnings.filterwarnings(
+                    "ignore", message="(?s)The scoring .* does not support sample_weight",
+                    category=UserWarning)
+                search.fit(X, y, **fit_params)
+            bar.update(total - scorer.ticks)  # fits that ran in other processes
+        finally:
+            scorer.progress = None
+            bar.close()
 
+        self.cv_results_ = _selection_results(search.cv_results_, criterion, prefix)
+        self.best_index_ = int(search.best_index_) if self.refit is True else rule(
+            search.cv_results_)
+        self.best_params_ = self.cv_results_["params"][self.best_index_]
+        if self.refit is True:
+            best = search.best_estimator_
+            self.best_estimator_ = best.estimator_ if wrap else best
+            self.refit_time_ = search.refit_time_
+        elif self.refit == "validated":
+            train = splits[0][0]
+            self.best_estimator_, self.refit_time_ = self._fit_validated(
+                estimator, X, y, train, fit_params)
         if self.refit:
-            start = time.perf_counter()
-            self.best_estimator_ = clone(estimator).set_params(**self.best_params_)
-            if self.refit == "validated":
-                train = splits[0][0]
-                self.best_estimator_.fit(
-                    _safe_indexing(X, train),
-                    _safe_indexing(y, train),
-                    **_fold_params(X, fit_params, train),
-                )
-            else:
-                self.best_estimator_.fit(X, y, **fit_params)
-            self.refit_time_ = time.perf_counter() - start
             self.classes_ = np.asarray(getattr(self.best_estimator_, "classes_", classes))
         else:
+            for stale in ("best_estimator_", "refit_time_"):  # from an earlier fit
+                self.__dict__.pop(stale, None)
             self.classes_ = classes
         return self
 
-    def _results(self, candidates, table, delta):
-        n_candidates = len(candidates)
-        results = {}
-        for key in ("fit_time", "score_time"):
-            results[f"mean_{key}"] = table[key].mean(axis=1)
-            results[f"std_{key}"] = table[key].std(axis=1)
-        names = sorted({name for params in candidates for name in params})
-        for name in names:
-            column = np.ma.MaskedArray(np.empty(n_candidates, dtype=object), mask=True)
-            for index, params in enumerate(candidates):
-                if name in params:
-                    column[index] = params[name]
-            results[f"param_{name}"] = column
-        results["params"] = candidates
-        for key in ("error", "statistic", "lower_bound", "upper_bound"):
-            for fold in range(self.n_splits_):
-                results[f"split{fold}_test_{key}"] = table[key][:, fold]
-        for key in ("error", "statistic"):
-            results[f"mean_test_{key}"] = table[key].mean(axis=1)
-            results[f"std_test_{key}"] = table[key].std(axis=1)
-        results["rank_test_error"] = rankdata(results["mean_test_error"], method="min").astype(
-            np.int32
-        )
-        results["lower_bound"] = table["lower_bound"].max(axis=1)
-        results["upper_bound"] = table["upper_bound"].max(axis=1)
-        results["passes"] = results["lower_bound"] < delta
-        for fold in range(self.n_splits_):
-            results[f"split{fold}_n_nonzero_coef"] = table["n_nonzero_coef"][:, fold]
-        results["n_nonzero_coef"] = table["n_nonzero_coef"].mean(axis=1)
-        return results
+    def _fit_validated(self, estimator, X, y, train, fit_params):
+        """The chosen candidate fit on the training part of the single split."""
+        n_rows = np.shape(X)[0]
+        fold_params = {
+            key: _safe_indexing(value, train)
+            if (hasattr(value, "__len__") or hasattr(value, "shape"))
+            and not isinstance(value, str | dict) and np.shape(value)[:1] == (n_rows,)
+            else value
+            for key, value in fit_params.items()
+        }
+        start = time.perf_counter()
+        model = clone(estimator).set_params(**self.best_params_).fit(
+            _safe_indexing(X, train), _safe_indexing(y, train), **fold_params)
+        return model, time.perf_counter() - start
 
     # -- delegation ---------------------------------------------------------------------
     def _check_refit(self, method):

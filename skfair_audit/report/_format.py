@@ -7,7 +7,7 @@ from .._utils import format_value, json_safe  # noqa: F401
 
 #: The extras of ``pyproject.toml`` (``pip install "skfair_audit[<extra>,...]"``); the
 #: tests check this list against the project file.
-EXTRAS = ("pandas", "plot", "dask", "progress", "skops", "test", "docs", "all")
+EXTRAS = ("pandas", "plot", "dask", "progress", "skops", "fairlearn", "test", "docs", "all")
 
 
 def install_command(version, extras=()):

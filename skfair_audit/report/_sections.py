@@ -8,12 +8,13 @@ Each builder states the procedure's guarantee in plain words, tabulates the resu
 from __future__ import annotations
 
 from ..model_selection import (
-    SELECTION_COLUMNS,
     plot_tradeoff,
+    selection_columns,
     selection_guarantee,
     selection_key_figures,
     selection_table,
     selection_verdict,
+    tradeoff_caption,
 )
 from ..results import AuditResult
 from ._report import Figure, Section, Table
@@ -121,13 +122,14 @@ def selection_section(selector, *, title="δ-fair model selection", key="selecti
     """
     paragraphs = [description] if description else []
     paragraphs.append(selection_verdict(selector)[1])
-    table = Table("Candidates along the path", SELECTION_COLUMNS, selection_table(selector))
+    table = Table("Candidates along the path", selection_columns(selector),
+                  selection_table(selector))
     figures = ()
     if plot:
         figures = (Figure.draw(
             f"{key}_tradeoff",
-            "Accuracy–fairness trade-off: validation error, FaiTH statistic and its lower "
-            "bound along the path, with δ and the chosen model.",
+            "Accuracy–fairness trade-off: " + tradeoff_caption(selector)[0].lower()
+            + tradeoff_caption(selector)[1:] + ".",
             lambda: plot_tradeoff(selector),
         ),)
     return Section(key=key, title=title, guarantee=selection_guarantee(selector),
