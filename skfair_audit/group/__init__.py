@@ -12,6 +12,7 @@ gives the same results. Every result is a frozen object sharing the
 :class:`GroupAuditResult` protocol (table, verdict, guarantee in words).
 """
 
+from ._bias_audit import BiasAuditResult, bias_audit_table
 from ._bootstrap import DegenerateBootstrapWarning
 from ._collections import (
     GroupCollection,
@@ -34,6 +35,16 @@ from ._procedures import (
     flag_groups_split,
 )
 from ._protocol import GroupAuditResult, ResultTable, Verdict
+from ._ratio_summaries import DisparitySummaryResult, disparity_summaries
+from ._ratios import (
+    RatioBoundsResult,
+    RatioFlagResult,
+    certify_ratio,
+    flag_ratios,
+    ratio_bounds,
+    summary_flag_ratios,
+    summary_ratio_bounds,
+)
 from ._results import (
     EqualizedOddsResult,
     GroupBound,
@@ -46,7 +57,9 @@ from ._summary import AuditSummary, TrailSummary, VacuousAuditWarning
 
 __all__ = [
     "AuditSummary",
+    "BiasAuditResult",
     "DegenerateBootstrapWarning",
+    "DisparitySummaryResult",
     "EqualizedOddsResult",
     "GroupAuditResult",
     "GroupBound",
@@ -59,6 +72,8 @@ __all__ = [
     "MonotoneTiltResult",
     "PolynomialTiltResult",
     "RKHSBoundsResult",
+    "RatioBoundsResult",
+    "RatioFlagResult",
     "ResultTable",
     "TiltBound",
     "TrailSummary",
@@ -66,19 +81,26 @@ __all__ = [
     "Verdict",
     "audit_score",
     "available_metrics",
+    "bias_audit_table",
     "boxes",
     "certify_bounds",
+    "certify_ratio",
     "certify_threshold",
     "cross_with_bins",
+    "disparity_summaries",
     "equalized_odds",
     "flag_groups",
     "flag_groups_split",
+    "flag_ratios",
     "get_metric",
     "intersections",
     "intervals",
     "masks",
     "monotone_tilt_bounds",
     "polynomial_tilt_bounds",
+    "ratio_bounds",
     "rkhs_tilt_bounds",
+    "summary_flag_ratios",
+    "summary_ratio_bounds",
     "tree_leaves",
 ]
