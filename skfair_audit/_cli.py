@@ -26,6 +26,7 @@ import sys
 
 from ._cli_faith import add_parser as add_faith_parser
 from ._cli_monitor import add_parser as add_monitor_parser
+from ._cli_ratio import add_parser as add_bias_audit_parser
 from ._console import (
     EXIT_ERROR,
     EXIT_PASS,
@@ -184,6 +185,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_group(sub)
     add_faith_parser(sub)
     add_monitor_parser(sub)
+    add_bias_audit_parser(sub)
     return parser
 
 

@@ -336,7 +336,7 @@ def bias_audit_table(outcomes, sensitive, *, mode="selection", pos_label=1,
         chosen = (scores > median).astype(np.int64)
     else:
         labels = set(np.unique(values).tolist())
-        if pos_label not in labels and not labels <= {0, 1}:
+        if pos_label not in labels and not (pos_label == 1 and labels <= {0, 1}):
             raise ValueError(f"pos_label {pos_label!r} is not among the decisions "
                              f"{sorted(labels, key=str)[:5]}.")
         chosen = (values == pos_label).astype(np.int64)
