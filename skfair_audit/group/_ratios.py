@@ -166,6 +166,7 @@ class RatioSetup:
     scales: np.ndarray
     reasons: tuple
     denominator_groups: tuple
+    near: np.ndarray = None
 
     @classmethod
     def from_summary(cls, summary, denominator, *, min_share=0.0, p_star=0.01,
@@ -223,6 +224,9 @@ class RatioSetup:
             else:
                 den[:] = mu[reference]
                 den_group[:] = denominator
+        near = np.zeros(k, bool)
+        if kind == "max":
+            near = _near_maximum(summary, groups, candidates, families, mu, den, n_g)
         zero = np.isfinite(den) & (den <= 0) & (reasons == "")
         reasons[zero] = REASONS["zero_denominator"]
         covered = reasons == ""
@@ -232,7 +236,21 @@ class RatioSetup:
             scales = np.where(covered, sd / (den * np.sqrt(n * np.maximum(n_g / n, p_star))),
                               np.nan)
         return cls(kind, reference, families, candidates, covered, n_g, mu, den, ratios,
-                   scales, tuple(reasons.tolist()), tuple(den_group.tolist()))
+                   scales, tuple(reasons.tolist()), tuple(den_group.tolist()), near)
+
+
+def _near_maximum(summary, groups, candidates, families, mu, den, n_g):
+    r"""Candidates within :math:`\kappa_n` standard errors of their family's maximum,
+    :math:`\kappa_n = \sqrt{2 \log\log n}` (generalised moment selection, Andrews &
+    Soares 2010): the groups that may be the most selected one, given the noise."""
+    cells = summary.stats.moments.sum(axis=2)
+    q_g = groups.group_sums(cells[2])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = np.clip(q_g / n_g - mu**2, 0.0, None)
+        sd = np.where(var > 0, np.sqrt(var), summary.stats.global_sd())
+        se = sd / np.sqrt(n_g)
+    kappa = np.sqrt(2.0 * np.log(max(np.log(summary.n), 1.0)))
+    return candidates & (mu >= den - kappa * se)
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,11 +277,16 @@ class RatioProcess:
             elif s.kind == "reference":
                 d_b = np.broadcast_to(m_b[:, [max(s.reference, 0)]], m_b.shape)
             else:
+                # the most selected group, re-chosen among the near-maximal candidates,
+                # each recentred at the observed maximum (moment selection)
                 d_b = np.full(m_b.shape, np.nan)
                 for f in np.unique(s.families):
-                    pool = s.candidates & (s.families == f)
+                    pool = s.near & (s.families == f)
                     if pool.any():
-                        d_b[:, s.families == f] = m_b[:, pool].max(axis=1, keepdims=True)
+                        members = s.families == f
+                        d_hat = s.denominators[np.flatnonzero(members)[0]]
+                        shift = (m_b[:, pool] - mu[pool]).max(axis=1, keepdims=True)
+                        d_b[:, members] = d_hat + shift
             r_b = m_b / d_b
         # a replicate denominator <= 0 (vanishingly rare): an infinite deviation, conservative
         return np.where(d_b > 0, r_b, np.inf)
