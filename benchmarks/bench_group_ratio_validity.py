@@ -6,12 +6,13 @@ Usage::
         [--resamples 1000] [--sizes 2000 10000 50000] [--n-jobs 2] [--seed 20261201]
 
 Design (exact truth from the population). 60 intersections: the cells of attributes A (5
-levels) x B (4) x C (3), audited as one collection. Their shares are fixed: 24 cells share
-90% of the population (3.75% each: candidates for the most selected group) and 36 small
-cells share 10% (0.28% each: 5–6 rows at n = 2,000, 139 at n = 50,000), so no cell sits near
-the ``min_share = 0.015`` cut of the candidates. Selection rates (the metric): the base rate
-0.5 for the most selected cell(s); the others at 0.5 x (0.72, 0.76, 0.80, 0.84, 0.88)
-in turn, so the true ratios sit near 0.8, on both sides of it. Three scenarios:
+levels) x B (4) x C (3), audited as one collection. Their shares are fixed: 10 cells share
+70% of the population (7% each: 140 rows at n = 2,000; the candidates for the most selected
+group) and 50 small cells share 30% (0.6% each: 12 rows at n = 2,000, 300 at n = 50,000),
+so no cell sits near the ``min_share = 0.015`` cut of the candidates (the truth of the
+impact ratio is taken over the candidates each audit used). Selection rates (the metric):
+the base rate 0.5 for the most selected cell(s); the others at 0.5 x (0.72, 0.76, 0.80,
+0.84, 0.88) in turn, so the true ratios sit near 0.8, on both sides of it. Three scenarios:
 
 * ``overall``: ratio to the overall rate (re-estimated in every replicate);
 * ``max``: the impact ratio (most selected candidate re-chosen in every replicate), one
