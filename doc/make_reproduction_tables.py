@@ -18,6 +18,7 @@ import csv
 import json
 import math
 import pathlib
+from runpy import run_path
 
 import numpy as np
 from scipy import stats
@@ -1904,6 +1905,8 @@ def render_all():
         GUIDE / "tilt_results.inc": tilt_results(),
         GUIDE / "monitoring_results.inc": GENERATED + "\n" + monitoring_guide(),
         FAITH_CONTINUOUS: GENERATED + "\n" + faith_continuous_validity(),
+        **run_path(str(ROOT / "doc" / "_render_ratios.py"))["render_ratios"](
+            load, table, GENERATED, GUIDE),
     }
 
 
