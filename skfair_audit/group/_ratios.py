@@ -998,6 +998,19 @@ def summary_flag_ratios(summary, *, denominator="max", threshold=FOUR_FIFTHS,
     """Benjamini–Hochberg flags of ratios on an :class:`AuditSummary` (see
     :func:`flag_ratios`).
 
+    Parameters
+    ----------
+    summary : AuditSummary
+    denominator : {"max", "overall"} or str
+    threshold : float
+    alternative : {"less", "greater"}
+    q : float
+    se : {"bootstrap", "delta"}
+    min_share, p_star, families
+        As in :func:`summary_ratio_bounds`.
+    n_resamples, batch_size, random_state, n_jobs, verbose
+        Bootstrap controls (``se="bootstrap"``).
+
     Returns
     -------
     RatioFlagResult
