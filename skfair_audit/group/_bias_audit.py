@@ -44,8 +44,8 @@ from ..utils import (
 )
 from ._collections import intersections
 from ._metrics import as_array
-from ._protocol import GroupAuditResult, ResultTable, Verdict
-from ._ratios import FOUR_FIFTHS, summary_ratio_bounds
+from ._protocol import ResultTable, Verdict
+from ._ratios import FOUR_FIFTHS, RatioResult, summary_ratio_bounds
 from ._summary import BOOTSTRAP_CONSTRAINTS, AuditSummary
 
 __all__ = ["BiasAuditResult", "bias_audit_table"]
@@ -71,7 +71,7 @@ def category_verdict(reason, lower, upper, threshold):
 
 
 @dataclass(frozen=True, eq=False)
-class BiasAuditResult(GroupAuditResult):
+class BiasAuditResult(RatioResult):
     """A Local Law 144 bias-audit table with simultaneous intervals on the impact ratios.
 
     Attributes
@@ -128,17 +128,6 @@ class BiasAuditResult(GroupAuditResult):
     @property
     def metric(self):
         return "selection rate" if self.mode == "selection" else "scoring rate"
-
-    @property
-    def target(self) -> float:
-        return 1.0
-
-    @property
-    def estimates(self):
-        return self.ratios
-
-    def _plot_values(self):
-        return 1.0 - self.ratios
 
     def table(self) -> ResultTable:
         """One row per category, in the order of the rule's tables (kind by kind).

@@ -312,8 +312,34 @@ def _setup_and_process(summary, denominator, min_share, p_star, families,
     return setup, RatioProcess(summary.groups, setup, summary.n)
 
 
+class RatioResult(GroupAuditResult):
+    """What the ratio results share: ratios as the protocol's estimates, 1 as the ratio of
+    equal rates, undefined ratios from their reasons, and the plot's worst-first order."""
+
+    @property
+    def estimates(self) -> np.ndarray:
+        """:math:`\\hat r(G)` (the protocol's estimates)."""
+        return self.ratios
+
+    @property
+    def target(self) -> float:
+        """1, the ratio of equal rates."""
+        return 1.0
+
+    @property
+    def defined(self) -> np.ndarray:
+        """Groups whose ratio is defined."""
+        return np.array([r == "" for r in self.reasons], dtype=bool)
+
+    def _plot_values(self):
+        return 1.0 - self.ratios
+
+    def _index(self, group):
+        return group if isinstance(group, (int, np.integer)) else self.groups.index(group)
+
+
 @dataclass(frozen=True, eq=False)
-class RatioBoundsResult(GroupAuditResult):
+class RatioBoundsResult(RatioResult):
     """Simultaneous confidence bounds on ratio disparities :math:`r(G) = \\mu_G / d(G)`.
 
     Attributes
@@ -378,29 +404,11 @@ class RatioBoundsResult(GroupAuditResult):
                 f"alpha={self.alpha}, critical_value={self.critical_value:.4g})")
 
     @property
-    def defined(self) -> np.ndarray:
-        """Groups whose ratio is defined."""
-        return np.array([r == "" for r in self.reasons])
-
-    @property
-    def estimates(self) -> np.ndarray:
-        """:math:`\\hat r(G)` (the protocol's estimates)."""
-        return self.ratios
-
-    @property
-    def target(self) -> float:
-        """1, the ratio of equal rates."""
-        return 1.0
-
-    @property
     def certified(self) -> np.ndarray | None:
         """``lower > threshold`` (None without a threshold)."""
         if self.threshold is None:
             return None
         return self.defined & (self.lower > self.threshold)
-
-    def _plot_values(self):
-        return 1.0 - self.ratios
 
     def _gate(self, epsilon0):
         return self.threshold if epsilon0 is None else float(epsilon0)
@@ -417,7 +425,7 @@ class RatioBoundsResult(GroupAuditResult):
         -------
         ConfidenceInterval
         """
-        j = group if isinstance(group, (int, np.integer)) else self.groups.index(group)
+        j = self._index(group)
         return ConfidenceInterval(float(self.lower[j]), float(self.upper[j]))
 
     def table(self) -> ResultTable:
@@ -761,7 +769,7 @@ def certify_ratio(y, y_pred, groups, *, metric="selection_rate", denominator="ma
 
 
 @dataclass(frozen=True, eq=False)
-class RatioFlagResult(GroupAuditResult):
+class RatioFlagResult(RatioResult):
     """Groups flagged by Benjamini–Hochberg for a ratio below (or above) ``threshold``.
 
     Attributes
@@ -811,21 +819,6 @@ class RatioFlagResult(GroupAuditResult):
                 f"threshold={self.threshold}, q={self.q}, "
                 f"n_flagged={int(self.flagged.sum())}/{len(self.names)})")
 
-    @property
-    def estimates(self):
-        return self.ratios
-
-    @property
-    def target(self) -> float:
-        return 1.0
-
-    @property
-    def defined(self) -> np.ndarray:
-        return np.array([r == "" for r in self.reasons])
-
-    def _plot_values(self):
-        return 1.0 - self.ratios
-
     def is_flagged(self, group) -> bool:
         """Flag of a group given by name or position.
 
@@ -837,8 +830,7 @@ class RatioFlagResult(GroupAuditResult):
         -------
         bool
         """
-        j = group if isinstance(group, (int, np.integer)) else self.groups.index(group)
-        return bool(self.flagged[j])
+        return bool(self.flagged[self._index(group)])
 
     def table(self) -> ResultTable:
         """One row per non-empty group.
