@@ -62,7 +62,7 @@ Certification and flags
     ``certify_ratio(threshold=0.8)`` certifies :math:`r(G) \ge 0.8` for every group whose
     one-sided simultaneous lower bound exceeds 0.8 (family-wise error :math:`\le \alpha`).
     :func:`flag_ratios` flags the groups with :math:`r(G) < r_0` by Benjamini–Hochberg at
-    level ``q`` on one-sided z-tests with bootstrap (default) or delta-method standard errors.
+    level ``q`` on one-sided z-tests with delta-method (default) or bootstrap standard errors.
 
 Undefined ratios
     A ratio is undefined when its group has no row in the audit sample, when the denominator
@@ -997,7 +997,7 @@ def delta_ratio_se(summary, setup, threshold):
 
 
 def summary_flag_ratios(summary, *, denominator="max", threshold=FOUR_FIFTHS,
-                        alternative="less", q=0.1, se="bootstrap", min_share=0.0,
+                        alternative="less", q=0.1, se="delta", min_share=0.0,
                         p_star=0.01, families=None, n_resamples=1000, batch_size=None,
                         random_state=None, n_jobs=None, verbose=0) -> RatioFlagResult:
     """Benjamini–Hochberg flags of ratios on an :class:`AuditSummary` (see
@@ -1066,7 +1066,7 @@ del _FLAG_RATIOS_PARAMETERS["alpha"]
 
 @validate_params(_FLAG_RATIOS_PARAMETERS)
 def flag_ratios(y, y_pred, groups, *, metric="selection_rate", denominator="max",
-                threshold=FOUR_FIFTHS, alternative="less", q=0.1, se="bootstrap",
+                threshold=FOUR_FIFTHS, alternative="less", q=0.1, se="delta",
                 min_share=0.0, p_star=0.01, pos_label=None, n_resamples=1000,
                 batch_size=None, random_state=None, n_jobs=None,
                 verbose=0) -> RatioFlagResult:
@@ -1074,10 +1074,11 @@ def flag_ratios(y, y_pred, groups, *, metric="selection_rate", denominator="max"
 
     Per group, :math:`z = (\\hat r(G) - r_0)/\\mathrm{se}(G)` and the one-sided p-value of
     :math:`H_0: r(G) \\ge r_0` (``"less"``: adverse impact; ``"greater"`` mirrors it), then
-    Benjamini–Hochberg at level ``q``. ``se="bootstrap"`` (default) is the standard deviation
-    of the replicate ratios, whose denominator is re-estimated (for ``"max"``: re-chosen) in
-    every replicate; ``"delta"`` is the null-centred delta method (:func:`delta_ratio_se`),
-    which takes the most selected group as fixed.
+    Benjamini–Hochberg at level ``q``. ``se="delta"`` (default, deterministic, the one
+    ``benchmarks/bench_group_ratio_validity.py`` measures) is the null-centred delta method
+    (:func:`delta_ratio_se`), which takes the most selected group as fixed;
+    ``"bootstrap"`` is the standard deviation of the replicate ratios, whose denominator is
+    re-estimated (for ``"max"``: re-chosen) in every replicate.
 
     Parameters
     ----------
