@@ -120,7 +120,7 @@ def peers(load, table):
              f"{r['ours']:.12g}", f"{r['abs_diff']:.3g}"]
             for r in data["rows"] if "[" not in r["quantity"] or r["peer"] == "aif360"]
     per_group = [r for r in data["rows"] if "[" in r["quantity"] and r["peer"] == "fairlearn"]
-    out.append(table(["data", "peer", "quantity", "peer", "ours", "|difference|"], rows))
+    out.append(table(["data", "peer", "quantity", "peer", "ours", "absolute difference"], rows))
     out.append(f"\nPlus {len(per_group)} per-group ratios (to the most selected cell: "
                "``by_group / by_group.max()``; to the overall rate: ``by_group / overall``), "
                "largest difference "
