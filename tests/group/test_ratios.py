@@ -299,3 +299,20 @@ def test_ratio_results_display_and_report_section():
     assert "BiasAuditResult" in table._repr_html_()
     with pytest.raises(TypeError, match="ratio audit result"):
         ratio_section(object())
+
+
+def test_partitioned_trail_gives_the_in_memory_ratio_bounds():
+    """A summary of a partitioned trail (skfair_audit.scale) runs the same ratio procedure,
+    bit for bit for a discrete metric."""
+    pd = pytest.importorskip("pandas")
+    from skfair_audit.scale import summarize_trail
+
+    y, y_pred, g = _trail(seed=4)
+    frame = pd.DataFrame({"y": y, "p": y_pred, "g": g})
+    parts = [frame.iloc[k::3] for k in range(3)]
+    summary = summarize_trail(parts, label="y", prediction="p", protected=["g"],
+                              metric="selection_rate")
+    in_memory = ratio_bounds(y, y_pred, {"g": g}, n_resamples=100, random_state=0)
+    partitioned = summary_ratio_bounds(summary, n_resamples=100, random_state=0)
+    np.testing.assert_array_equal(partitioned.lower, in_memory.lower)
+    np.testing.assert_array_equal(partitioned.upper, in_memory.upper)
