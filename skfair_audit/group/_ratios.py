@@ -961,7 +961,10 @@ def delta_ratio_se(summary, setup, threshold):
         + r_0^2 \\mathrm{Var}(\\hat d) - 2 r_0 \\mathrm{Cov}(\\hat\\mu_G, \\hat d)\\Big),
 
     where :math:`\\hat d` is the overall mean or a group mean (the reference, or the most
-    selected candidate *taken as fixed*: the delta method does not see its selection).
+    selected candidate *taken as fixed*: the delta method does not see its selection). For a
+    metric bounded in :math:`[a_0, b_0]` the group's second moment is at least the largest
+    variance a metric with mean :math:`a_G` can have, :math:`(a_G - a_0)(b_0 - a_G)` (the
+    Bernoulli variance of a rate, as in a score test).
     """
     groups, stats = summary.groups, summary.stats
     cells = stats.moments.sum(axis=2)
@@ -972,6 +975,12 @@ def delta_ratio_se(summary, setup, threshold):
     with np.errstate(invalid="ignore", divide="ignore"):
         mu = s_g / n_g
         second = q_g / n_g - 2 * a * mu + a**2
+        low, high = summary.metric.bounds
+        if np.isfinite(low) and np.isfinite(high):
+            # at least the largest variance a metric in [low, high] with mean a can have
+            # (the Bernoulli a(1 - a) of a rate): a tiny group whose rows all sit at one
+            # end must not look more certain than the null allows
+            second = np.maximum(second, np.clip((a - low) * (high - a), 0.0, None))
         var = second / n_g
         if setup.kind == "overall":
             total = cells.sum(axis=1)

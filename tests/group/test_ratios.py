@@ -316,3 +316,17 @@ def test_partitioned_trail_gives_the_in_memory_ratio_bounds():
     partitioned = summary_ratio_bounds(summary, n_resamples=100, random_state=0)
     np.testing.assert_array_equal(partitioned.lower, in_memory.lower)
     np.testing.assert_array_equal(partitioned.upper, in_memory.upper)
+
+
+def test_a_tiny_group_with_no_selection_is_not_flagged_with_false_certainty():
+    """Was: the null-centred second moment of 6 rows all at 0 was a**2, not the Bernoulli
+    a(1 - a) of the null, and the group got p ~ 3e-4 (flagged among 60 groups)."""
+    rng = np.random.default_rng(0)
+    g = np.r_[np.repeat(["a", "b"], 3000), np.repeat(["tiny"], 6)]
+    y_pred = np.r_[(rng.random(6000) < 0.4).astype(int), np.zeros(6, int)]
+    res = flag_ratios(y_pred, y_pred, {"g": g}, denominator="overall")
+    j = res.names.index("g=tiny")
+    a = 0.8 * y_pred.mean()
+    expected_se = np.sqrt(a * (1 - a) / 6) / y_pred.mean()
+    assert res.standard_errors[j] >= expected_se * 0.99
+    assert not res.flagged[j]
