@@ -12,7 +12,9 @@ group) and 50 small cells share 30% (0.6% each: 12 rows at n = 2,000, 300 at n =
 so no cell sits near the ``min_share = 0.015`` cut of the candidates (the truth of the
 impact ratio is taken over the candidates each audit used). Selection rates (the metric):
 the base rate 0.5 for the most selected cell(s); the others at 0.5 x (0.72, 0.76, 0.80,
-0.84, 0.88) in turn, so the true ratios sit near 0.8, on both sides of it. Three scenarios:
+0.84, 0.88) in turn, so the true impact ratios sit near 0.8, on both sides of it (the
+ratios to the overall rate are about 1.25 times larger, all above 0.8: there every group is
+null, and the FDR is the probability of any flag). Three scenarios:
 
 * ``overall``: ratio to the overall rate (re-estimated in every replicate);
 * ``max``: the impact ratio (most selected candidate re-chosen in every replicate), one

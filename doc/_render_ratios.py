@@ -60,7 +60,9 @@ def validity(load, table):
         "intervals of the ratio on the same replicates, no multiplicity correction "
         "(its simultaneous coverage, and its average per-group coverage at the 90% level). "
         f"Flags: threshold {design['threshold']:g}, Benjamini–Hochberg at q = {design['q']:g}, "
-        "delta-method standard errors; FDR = mean false discovery proportion.\n")
+        "delta-method standard errors; FDR = mean false discovery proportion (with the overall "
+        "rate as denominator every true ratio is above the threshold: every group is null, so "
+        "the FDR is the probability of any flag and the power is 0 by design).\n")
     rows = []
     for c in cells:
         rows.append([
