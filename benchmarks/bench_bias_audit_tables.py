@@ -2,7 +2,7 @@
 
 Usage::
 
-    SKFAIR_AUDIT_DATA=/work/shared/data python benchmarks/bench_bias_audit_tables.py
+    SKFAIR_AUDIT_DATA=<data home> python benchmarks/bench_bias_audit_tables.py
 
 :func:`skfair_audit.group.bias_audit_table` (sex, race and their intersection; categories
 under 2% listed but excluded; 95% simultaneous intervals; B = 2,000; seed 0) on

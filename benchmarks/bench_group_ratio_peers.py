@@ -3,9 +3,9 @@
 Run with an interpreter where fairlearn and AIF360 are installed (they are not dependencies
 of skfair_audit), e.g.::
 
-    python -m venv --system-site-packages /tmp/peers
-    /tmp/peers/bin/pip install fairlearn aif360
-    SKFAIR_AUDIT_DATA=/work/shared/data PYTHONPATH=. /tmp/peers/bin/python \\
+    python -m venv --system-site-packages peers-env
+    peers-env/bin/pip install fairlearn aif360
+    SKFAIR_AUDIT_DATA=<data home> PYTHONPATH=. peers-env/bin/python \\
         benchmarks/bench_group_ratio_peers.py
 
 Writes ``benchmarks/results/group_ratio_peers.json``: for every quantity, the peer's value,
