@@ -36,6 +36,7 @@ import _render_model_selection_compas
 import _render_monitor
 import _render_peers
 import _render_progress
+import _render_ratios
 import _render_rkhs_table4
 import _render_selector
 import _render_tilts
@@ -88,6 +89,7 @@ def render_all():
         _render_faith_continuous_validity.FAITH_CONTINUOUS:
             GENERATED + "\n" + _render_faith_continuous_validity.faith_continuous_validity(),
         **_render_selector.render_selector(),
+        **_render_ratios.render_ratios(),
     }
 
 

@@ -223,12 +223,16 @@ def display_results():
 
     from skfair_audit.faith import FaithAuditor, faith_sensitivity
     from skfair_audit.group import (
+        bias_audit_table,
         certify_bounds,
         certify_threshold,
+        disparity_summaries,
         equalized_odds,
         flag_groups,
+        flag_ratios,
         monotone_tilt_bounds,
         polynomial_tilt_bounds,
+        ratio_bounds,
         rkhs_tilt_bounds,
     )
     from skfair_audit.model_selection import (
@@ -288,5 +292,9 @@ def display_results():
         "CoefficientPath": coefficient_path(selector.estimator, selector.param_grid_, X, y),
         "FairModelSelector": selector,
         "MonitorResult": monitor.result(),
+        "RatioBoundsResult": ratio_bounds(y, y_pred, groups, **common),
+        "RatioFlagResult": flag_ratios(y, y_pred, groups, **common),
+        "DisparitySummaryResult": disparity_summaries(y, y_pred, groups, **common),
+        "BiasAuditResult": bias_audit_table(y_pred, groups[["sex", "priors"]], **common),
         "AuditReport": AuditReport("Example report", "a toy rule", (group_section(flags),)),
     }

@@ -14,7 +14,8 @@ from skfair_audit.results import AuditResult, ConfidenceInterval, ResultTable, V
 #: Every result class of the audits (the ``display_results`` fixture holds one of each).
 RESULTS = ("FaithResult", "FaithSensitivityResult", "GroupBoundsResult",
            "GroupCertificationResult", "GroupFlagResult", "EqualizedOddsResult",
-           "RKHSBoundsResult", "MonotoneTiltResult", "PolynomialTiltResult", "MonitorResult")
+           "RKHSBoundsResult", "MonotoneTiltResult", "PolynomialTiltResult", "MonitorResult",
+           "RatioBoundsResult", "RatioFlagResult", "BiasAuditResult", "DisparitySummaryResult")
 
 
 def test_group_keeps_its_names_and_they_are_the_shared_ones():

@@ -54,6 +54,7 @@ from ._io import (
     scores_to_labels,
 )
 from ._monitor import add_parser as add_monitor_parser
+from ._ratio import add_parser as add_bias_audit_parser
 
 __all__ = ["EXIT_ERROR", "EXIT_PASS", "EXIT_UNFAIR", "main"]
 
@@ -208,6 +209,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_group(sub)
     add_faith_parser(sub)
     add_monitor_parser(sub)
+    add_bias_audit_parser(sub)
     return parser
 
 

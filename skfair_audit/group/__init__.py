@@ -23,6 +23,7 @@ the declarations or dispatch through them. :func:`register_procedure` adds one.
 from .._utils import Interval, Options
 from ..results import ResultTable as ResultTable
 from ..results import Verdict as Verdict
+from ._bias_audit import BiasAuditResult, bias_audit_table
 from ._bootstrap import DegenerateBootstrapWarning
 from ._collections import (
     GroupCollection,
@@ -45,6 +46,16 @@ from ._procedures import (
     flag_groups_split,
 )
 from ._protocol import GroupAuditResult
+from ._ratio_summaries import DisparitySummaryResult, disparity_summaries
+from ._ratios import (
+    RatioBoundsResult,
+    RatioFlagResult,
+    certify_ratio,
+    flag_ratios,
+    ratio_bounds,
+    summary_flag_ratios,
+    summary_ratio_bounds,
+)
 from ._registry import (
     REQUIRED,
     Parameter,
@@ -70,7 +81,9 @@ from ._summary import AuditSummary, TrailSummary, VacuousAuditWarning
 
 __all__ = [
     "AuditSummary",
+    "BiasAuditResult",
     "DegenerateBootstrapWarning",
+    "DisparitySummaryResult",
     "EqualizedOddsResult",
     "GroupAuditResult",
     "Interval",
@@ -87,6 +100,8 @@ __all__ = [
     "Options",
     "PolynomialTiltResult",
     "RKHSBoundsResult",
+    "RatioBoundsResult",
+    "RatioFlagResult",
     "TiltBound",
     "TiltClass",
     "TrailSummary",
@@ -94,14 +109,18 @@ __all__ = [
     "alternative_parameter",
     "audit_score",
     "available_metrics",
+    "bias_audit_table",
     "boxes",
     "certify_bounds",
+    "certify_ratio",
     "certify_threshold",
     "common_parameters",
     "cross_with_bins",
+    "disparity_summaries",
     "equalized_odds",
     "flag_groups",
     "flag_groups_split",
+    "flag_ratios",
     "get_metric",
     "get_procedure",
     "intersections",
@@ -111,7 +130,10 @@ __all__ = [
     "polynomial_tilt_bounds",
     "register_procedure",
     "registered_procedures",
+    "ratio_bounds",
     "rkhs_tilt_bounds",
+    "summary_flag_ratios",
+    "summary_ratio_bounds",
     "tree_leaves",
     "unregister_procedure",
 ]

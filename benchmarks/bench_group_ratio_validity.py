@@ -1,0 +1,219 @@
+"""Validity of the ratio audits: simultaneous coverage of ratio bounds, FDR of ratio flags.
+
+Usage::
+
+    nice -n 10 python benchmarks/bench_group_ratio_validity.py [--reps 1000]
+        [--resamples 1000] [--sizes 2000 10000 50000] [--n-jobs 2] [--seed 20261201]
+
+Design (exact truth from the population). 60 intersections: the cells of attributes A (5
+levels) x B (4) x C (3), audited as one collection. Their shares are fixed: 10 cells share
+70% of the population (7% each: 140 rows at n = 2,000; the candidates for the most selected
+group) and 50 small cells share 30% (0.6% each: 12 rows at n = 2,000, 300 at n = 50,000),
+so no cell sits near the ``min_share = 0.015`` cut of the candidates (the truth of the
+impact ratio is taken over the candidates each audit used). Selection rates (the metric):
+the base rate 0.5 for the most selected cell(s); the others at 0.5 x (0.72, 0.76, 0.80,
+0.84, 0.88) in turn, so the true impact ratios sit near 0.8, on both sides of it (the
+ratios to the overall rate are about 1.25 times larger, all above 0.8: there every group is
+null, and the FDR is the probability of any flag). Three scenarios:
+
+* ``overall``: ratio to the overall rate (re-estimated in every replicate);
+* ``max``: the impact ratio (most selected candidate re-chosen in every replicate), one
+  clear top cell;
+* ``max-tie``: the impact ratio with two top cells at exactly the same rate (the
+  non-regular case of a bootstrapped maximum).
+
+For every (scenario, n) the script draws ``reps`` audit trails and, on each, runs
+:func:`skfair_audit.group.summary_ratio_bounds` (two-sided, ``B = resamples``; the 90% and
+95% bounds come from the same bootstrap distribution) and records whether *every* defined
+ratio is inside its bounds (simultaneous coverage), and the naive alternative on the same
+replicates: per-group 90% / 95% percentile intervals of the replicate ratios
+:math:`\\hat\\mu^b_G / \\hat d^b`, no multiplicity correction (fairlearn's
+``MetricFrame(n_boot=...)`` style). Flags: :func:`skfair_audit.group.summary_flag_ratios`
+(``threshold = 0.8``, ``alternative="less"``, ``q = 0.1``, ``se="delta"``); nulls are the
+groups with true ratio >= 0.8; FDR = mean false discovery proportion.
+
+Writes ``benchmarks/results/group_ratio_validity.json``. Seeds:
+``SeedSequence([seed, scenario, n, r])``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import time
+import warnings
+
+import numpy as np
+
+RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+OUT = RESULTS / "group_ratio_validity.json"
+SCENARIOS = ("overall", "max", "max-tie")
+LEVELS = (5, 4, 3)
+N_CELLS = 60
+N_BIG = 10
+BIG_SHARE = 0.70
+BASE = 0.5
+FACTORS = (0.72, 0.76, 0.80, 0.84, 0.88)
+MIN_SHARE = 0.015
+Q = 0.1
+THRESHOLD = 0.8
+
+
+def population(scenario):
+    """Shares and selection rates of the 60 cells, and the true ratio of every cell."""
+    shares = np.r_[np.full(N_BIG, BIG_SHARE / N_BIG),
+                   np.full(N_CELLS - N_BIG, (1 - BIG_SHARE) / (N_CELLS - N_BIG))]
+    rates = BASE * np.array([FACTORS[k % len(FACTORS)] for k in range(N_CELLS)])
+    rates[0] = BASE
+    if scenario == "max-tie":
+        rates[1] = BASE
+    if scenario == "overall":
+        truth = rates / float(shares @ rates)
+    else:
+        truth = rates / rates[:N_BIG].max()
+    return shares, rates, truth
+
+
+def cell_names():
+    a, b, c = np.unravel_index(np.arange(N_CELLS), LEVELS)
+    return [f"A{i}B{j}C{k}" for i, j, k in zip(a, b, c, strict=True)]
+
+
+class NaiveRatios:
+    """Replicate ratios with the exact replicate means (the naive percentile bootstrap)."""
+
+    def __init__(self, groups, setup, n):
+        self.groups, self.setup, self.n = groups, setup, n
+
+    def __call__(self, sums):
+        s = self.setup
+        n_b = self.groups.group_sums(sums.counts)
+        s_b = self.groups.group_sums(sums.sums)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mu_b = s_b / n_b
+            if s.kind == "overall":
+                d_b = (sums.sums.sum(axis=1) / self.n)[:, None]
+            else:
+                d_b = np.nanmax(np.where(s.candidates, mu_b, np.nan), axis=1)[:, None]
+            return mu_b / d_b
+
+
+def one_audit(scenario, n, r, seed, resamples, p_star=0.01):
+    from skfair_audit.group import AuditSummary, summary_flag_ratios, summary_ratio_bounds
+    from skfair_audit.group._bootstrap import critical_value, run_bootstrap
+    from skfair_audit.group._ratios import RatioSetup
+
+    rng = np.random.default_rng(np.random.SeedSequence([seed, SCENARIOS.index(scenario), n, r]))
+    shares, rates, truth = population(scenario)
+    names = np.array(cell_names(), dtype=object)
+    counts = rng.multinomial(n, shares)
+    cells = np.repeat(np.arange(N_CELLS), counts)
+    selected = (rng.random(n) < rates[cells]).astype(np.int8)
+    denominator = "overall" if scenario == "overall" else "max"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        summary = AuditSummary.from_rows(selected, selected, {"cell": names[cells]},
+                                         metric="selection_rate")
+        order = [cell_names().index(g.split("=", 1)[1]) for g in summary.groups.names]
+        true = truth[order]
+        bootstrap_seed = int(rng.integers(2**32))
+        res = summary_ratio_bounds(summary, denominator=denominator, alpha=0.1,
+                                   min_share=MIN_SHARE, p_star=p_star, n_resamples=resamples,
+                                   random_state=bootstrap_seed)
+        flags = summary_flag_ratios(summary, denominator=denominator, threshold=THRESHOLD,
+                                    alternative="less", q=Q, se="delta", min_share=MIN_SHARE)
+        setup = RatioSetup.from_summary(summary, denominator, min_share=MIN_SHARE)
+        naive = run_bootstrap(summary, NaiveRatios(summary.groups, setup, summary.n),
+                              resamples, random_state=bootstrap_seed)
+    defined = res.defined
+    if denominator == "max":  # the truth given the candidate set the audit used
+        true = rates[order] / rates[order][res.candidates].max()
+    out = {"undefined": int((~defined).sum()), "smallest": int(summary.sizes.min())}
+    for level in (0.90, 0.95):
+        c = critical_value(res.bootstrap_distribution, 1 - level)
+        lo = np.maximum(res.ratios - c * res.scales, 0.0)
+        hi = res.ratios + c * res.scales
+        hi = np.where(res.candidates, np.minimum(hi, 1.0), hi)
+        inside = (lo <= true + 1e-12) & (true - 1e-12 <= hi)
+        out[f"cover_{level}"] = bool(np.all(inside[defined]))
+        tail = (1 - level) / 2
+        with np.errstate(invalid="ignore"):
+            q_lo = np.nanquantile(naive, tail, axis=0)
+            q_hi = np.nanquantile(naive, 1 - tail, axis=0)
+        naive_inside = (q_lo <= true + 1e-12) & (true - 1e-12 <= q_hi)
+        out[f"naive_cover_{level}"] = bool(np.all(naive_inside[defined]))
+        out[f"naive_marginal_{level}"] = float(np.mean(naive_inside[defined]))
+    null = (true >= THRESHOLD - 1e-12) & flags.defined
+    flagged = flags.flagged
+    out["flags"] = int(flagged.sum())
+    out["false_flags"] = int((flagged & null).sum())
+    out["fdp"] = out["false_flags"] / max(out["flags"], 1)
+    out["power"] = float((flagged & ~null & flags.defined).sum() / max(
+        (~null & flags.defined).sum(), 1))
+    return out
+
+
+def run_cell(scenario, n, reps, seed, resamples, p_star):
+    start = time.perf_counter()
+    audits = [one_audit(scenario, n, r, seed, resamples, p_star) for r in range(reps)]
+    cell = {"scenario": scenario, "n": n, "reps": reps, "resamples": resamples, "p_star": p_star,
+            "seconds": time.perf_counter() - start,
+            "smallest_group_median": float(np.median([a["smallest"] for a in audits]))}
+    for key in ("cover_0.9", "cover_0.95", "naive_cover_0.9", "naive_cover_0.95"):
+        hits = np.array([a[key] for a in audits], dtype=float)
+        cell[key] = float(hits.mean())
+        cell[key + "_se"] = float(hits.std(ddof=1) / np.sqrt(reps)) if reps > 1 else 0.0
+    for key in ("naive_marginal_0.9", "naive_marginal_0.95"):
+        cell[key] = float(np.mean([a[key] for a in audits]))
+    fdp = np.array([a["fdp"] for a in audits])
+    cell["fdr"] = float(fdp.mean())
+    cell["fdr_se"] = float(fdp.std(ddof=1) / np.sqrt(reps)) if reps > 1 else 0.0
+    cell["power"] = float(np.mean([a["power"] for a in audits]))
+    cell["mean_flags"] = float(np.mean([a["flags"] for a in audits]))
+    return cell
+
+
+def main(argv=None):
+    from sklearn.utils.parallel import Parallel, delayed
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=1000)
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000, 50000])
+    parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS))
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument("--p-star", type=float, default=0.01)
+    parser.add_argument("--output", default=str(OUT))
+    args = parser.parse_args(argv)
+    load_before = os.getloadavg()
+    start = time.perf_counter()
+    cells = Parallel(n_jobs=args.n_jobs)(
+        delayed(run_cell)(s, n, args.reps, args.seed, args.resamples, args.p_star)
+        for s in args.scenarios for n in args.sizes)
+    payload = {
+        "benchmark": "bench_group_ratio_validity.py",
+        "command": "python benchmarks/bench_group_ratio_validity.py " + " ".join(
+            argv if argv is not None else __import__("sys").argv[1:]),
+        "design": {"cells": N_CELLS, "candidates": N_BIG, "min_share": MIN_SHARE,
+                   "base_rate": BASE, "factors": list(FACTORS), "threshold": THRESHOLD,
+                   "q": Q, "small_cell_share": (1 - BIG_SHARE) / (N_CELLS - N_BIG),
+                   "big_cell_share": BIG_SHARE / N_BIG},
+        "seed": args.seed, "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "load_average_before": list(load_before), "load_average_after": list(os.getloadavg()),
+        "seconds": time.perf_counter() - start,
+        "cells": cells,
+    }
+    pathlib.Path(args.output).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    for c in cells:
+        print(f"{c['scenario']:8s} n={c['n']:6d}  cover90 {c['cover_0.9']:.3f}  "
+              f"cover95 {c['cover_0.95']:.3f}  naive90 {c['naive_cover_0.9']:.3f}  "
+              f"naive95 {c['naive_cover_0.95']:.3f}  FDR {c['fdr']:.3f}  power {c['power']:.2f}"
+              f"  ({c['seconds']:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

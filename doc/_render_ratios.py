@@ -1,0 +1,251 @@
+"""Pages of the ratio audits, rendered from the committed results (used by
+``doc/make_reproduction_tables.py``: ``render_ratios()``).
+
+* ``user_guide/ratio_results.inc``: validity of the ratio bounds and flags
+  (``group_ratio_validity.json``), speed (``group_ratio_speed.json``) and the
+  point values against fairlearn and AIF360 (``group_ratio_peers.json``);
+* ``user_guide/bias_audit_tables.inc``: the Local Law 144 tables on COMPAS and Adult
+  (``bias_audit_tables.json``).
+
+:data:`READS` lists every key it reads (``a.b`` nests, ``a[]`` is an item of the list ``a``)
+and its JSON type; the test suite checks it against the committed files.
+"""
+
+from __future__ import annotations
+
+import math
+
+from _render_common import GENERATED, GUIDE, load, table
+
+#: The keys read from each results file, and their JSON types (see the docstring).
+READS = {
+    'group_ratio_validity.json': {
+        'cells': 'list',
+        'cells[]': 'object',
+        'cells[].cover_0.9': 'float',
+        'cells[].cover_0.95': 'float',
+        'cells[].cover_0.95_se': 'float',
+        'cells[].cover_0.9_se': 'float',
+        'cells[].fdr': 'float',
+        'cells[].fdr_se': 'float',
+        'cells[].n': 'int',
+        'cells[].naive_cover_0.9': 'float',
+        'cells[].naive_cover_0.95': 'float',
+        'cells[].naive_marginal_0.9': 'float',
+        'cells[].power': 'float',
+        'cells[].reps': 'int',
+        'cells[].resamples': 'int',
+        'cells[].scenario': 'str',
+        'cells[].smallest_group_median': 'float',
+        'command': 'str',
+        'design': 'object',
+        'design.big_cell_share': 'float',
+        'design.candidates': 'int',
+        'design.cells': 'int',
+        'design.factors': 'list',
+        'design.factors[]': 'float',
+        'design.q': 'float',
+        'design.small_cell_share': 'float',
+        'design.threshold': 'float',
+        'load_average_before': 'list',
+        'load_average_before[]': 'float',
+    },
+    'group_ratio_speed.json': {
+        'bootstrap_ratio_to_difference': 'float',
+        'command': 'str',
+        'groups': 'int',
+        'load_average_before': 'list',
+        'load_average_before[]': 'float',
+        'machine': 'object',
+        'machine.cpus': 'int',
+        'ratio_to_difference': 'float',
+        'repeat': 'int',
+        'resamples': 'int',
+        'rows': 'int',
+        'seconds': 'object',
+        'seconds.difference': 'float',
+        'seconds.difference_bootstrap': 'float',
+        'seconds.ratio': 'float',
+        'seconds.ratio_bootstrap': 'float',
+    },
+    'group_ratio_peers.json': {
+        'max_abs_diff': 'float',
+        'rows': 'list',
+        'rows[]': 'object',
+        'rows[].abs_diff': 'float',
+        'rows[].dataset': 'str',
+        'rows[].ours': 'float',
+        'rows[].peer': 'str',
+        'rows[].peer_value': 'float',
+        'rows[].quantity': 'str',
+        'versions': 'object',
+        'versions.aif360': 'str',
+        'versions.fairlearn': 'str',
+    },
+    'bias_audit_tables.json': {
+        'tables': 'list',
+        'tables[]': 'object',
+        'tables[].alpha': 'float',
+        'tables[].columns': 'list',
+        'tables[].dataset': 'str',
+        'tables[].details': 'str',
+        'tables[].median': 'float',
+        'tables[].mode': 'str',
+        'tables[].resamples': 'int',
+        'tables[].rows': 'int',
+        'tables[].table': 'list',
+        'tables[].table[]': 'list',
+        'tables[].table[][]': 'str',
+        'tables[].tool': 'str',
+        'tables[].verdict': 'str',
+    },
+}
+
+SCENARIO_WORDS = {
+    "overall": "ratio to the overall rate",
+    "max": "impact ratio, one clear most selected cell",
+    "max-tie": "impact ratio, two cells tied as the most selected",
+}
+
+
+def _pct(x):
+    return f"{100 * float(x):.1f}%"
+
+
+def _within(value, se, nominal):
+    """Whether a coverage is within nominal ± 2 Monte Carlo standard errors."""
+    return abs(value - nominal) <= 2 * max(se, 1e-12)
+
+
+def _number(x, digits=4):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, (int, float)):
+        return f"{x:.{digits}g}"
+    return str(x)
+
+
+def validity():
+    data = load("group_ratio_validity.json")
+    design = data["design"]
+    cells = data["cells"]
+    reps = sorted({c["reps"] for c in cells})
+    resamples = sorted({c["resamples"] for c in cells})
+    out = [".. _ratio_validity:\n", "Validity of the ratio bounds and flags\n"
+           "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"]
+    out.append(
+        f"``{data['command'].strip()}`` (``benchmarks/bench_group_ratio_validity.py``): "
+        f"{design['cells']} intersections, {design['candidates']} of them candidates for the "
+        f"most selected group ({_pct(design['big_cell_share'])} of the population each), the "
+        f"others small ({_pct(design['small_cell_share'])} each); true ratios "
+        f"{', '.join(f'{f:g}' for f in design['factors'])} in turn; "
+        f"{', '.join(str(r) for r in reps)} audits per cell, B = "
+        f"{', '.join(str(b) for b in resamples)} resamples; load average "
+        f"{data['load_average_before'][0]:.1f} at the start. Simultaneous coverage: every "
+        "defined ratio inside its bounds in the same audit (± its Monte Carlo standard "
+        "error). The naive alternative is fairlearn's style: per-group percentile bootstrap "
+        "intervals of the ratio on the same replicates, no multiplicity correction "
+        "(its simultaneous coverage, and its average per-group coverage at the 90% level). "
+        f"Flags: threshold {design['threshold']:g}, Benjamini–Hochberg at q = {design['q']:g}, "
+        "delta-method standard errors; FDR = mean false discovery proportion (with the overall "
+        "rate as denominator every true ratio is above the threshold: every group is null, so "
+        "the FDR is the probability of any flag and the power is 0 by design).\n")
+    rows = []
+    for c in cells:
+        rows.append([
+            SCENARIO_WORDS.get(c["scenario"], c["scenario"]), f"{c['n']:,}",
+            f"{c['smallest_group_median']:.0f}",
+            f"{_pct(c['cover_0.9'])} ± {_pct(c['cover_0.9_se'])}",
+            f"{_pct(c['cover_0.95'])} ± {_pct(c['cover_0.95_se'])}",
+            f"{_pct(c['naive_cover_0.9'])} / {_pct(c['naive_cover_0.95'])}",
+            _pct(c["naive_marginal_0.9"]),
+            f"{_pct(c['fdr'])} ± {_pct(c['fdr_se'])}", _pct(c["power"])])
+    out.append(table(["denominator", "n", "smallest group (median rows)",
+                      "coverage at 90%", "coverage at 95%", "naive simultaneous 90% / 95%",
+                      "naive per group (90%)", f"FDR (q = {design['q']:g})", "power"], rows))
+    ok90 = [c for c in cells if _within(c["cover_0.9"], c["cover_0.9_se"], 0.9)]
+    ok95 = [c for c in cells if _within(c["cover_0.95"], c["cover_0.95_se"], 0.95)]
+    fdr_ok = [c for c in cells if c["fdr"] <= design["q"] + 2 * c["fdr_se"]]
+    misses = [f"{SCENARIO_WORDS.get(c['scenario'], c['scenario'])} at n = {c['n']:,} "
+              f"({_pct(c['cover_0.9'])} at 90%, {_pct(c['cover_0.95'])} at 95%)"
+              for c in cells if c not in ok90 or c not in ok95]
+    out.append(
+        f"\nCoverage within nominal ± 2 Monte Carlo standard errors: {len(ok90)} of "
+        f"{len(cells)} cells at 90%, {len(ok95)} of {len(cells)} at 95%"
+        + (f"; outside: {'; '.join(misses)}" if misses else "")
+        + f". FDR at most q + 2 standard errors in {len(fdr_ok)} of {len(cells)} cells. The "
+        "naive intervals' simultaneous coverage is at most "
+        f"{_pct(max(max(c['naive_cover_0.9'], c['naive_cover_0.95']) for c in cells))} "
+        "in every cell.\n")
+    return "\n".join(out)
+
+
+def speed():
+    data = load("group_ratio_speed.json")
+    s = data["seconds"]
+    return (
+        "\n.. _ratio_speed:\n\nSpeed\n~~~~~\n\n"
+        f"``{data['command'].strip()}``: {data['rows']:,} rows, {data['groups']} groups, "
+        f"B = {data['resamples']:,}, best of {data['repeat']} alternated runs in the same run "
+        f"(load average {data['load_average_before'][0]:.1f} on {data['machine']['cpus']} "
+        f"shared cores). End to end from the rows, the impact-ratio audit took "
+        f"{s['ratio']:.3f} s and the difference audit {s['difference']:.3f} s "
+        f"(ratio {data['ratio_to_difference']:.2f}×); the bootstrap alone "
+        f"{s['ratio_bootstrap']:.3f} s against {s['difference_bootstrap']:.3f} s "
+        f"({data['bootstrap_ratio_to_difference']:.2f}×).\n")
+
+
+def peers():
+    data = load("group_ratio_peers.json")
+    versions = data["versions"]
+    out = ["\n.. _ratio_peers:\n\nSame point values as fairlearn and AIF360\n"
+           "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n",
+           f"``benchmarks/bench_group_ratio_peers.py`` ran fairlearn {versions['fairlearn']} and "
+           f"AIF360 {versions['aif360']} themselves (in a separate environment) on COMPAS "
+           "(high risk: ``decile_score >= 5``) and Adult (the rule ``education-num >= 13``), "
+           f"race × sex: {len(data['rows'])} values, largest absolute difference "
+           f"{data['max_abs_diff']:.3g}.\n"]
+    rows = [[r["dataset"], r["peer"], r["quantity"], f"{r['peer_value']:.12g}",
+             f"{r['ours']:.12g}", f"{r['abs_diff']:.3g}"]
+            for r in data["rows"] if "[" not in r["quantity"] or r["peer"] == "aif360"]
+    per_group = [r for r in data["rows"] if "[" in r["quantity"] and r["peer"] == "fairlearn"]
+    out.append(table(["data", "peer", "quantity", "peer", "ours", "absolute difference"], rows))
+    out.append(f"\nPlus {len(per_group)} per-group ratios (to the most selected cell: "
+               "``by_group / by_group.max()``; to the overall rate: ``by_group / overall``), "
+               "largest difference "
+               f"{max(r['abs_diff'] for r in per_group):.3g}.\n")
+    return "\n".join(out)
+
+
+def bias_tables():
+    data = load("bias_audit_tables.json")
+    out = []
+    for t in data["tables"]:
+        title = f"{t['dataset'].upper() if t['dataset'] == 'compas' else 'Adult'}, " \
+                f"{t['mode']} mode: {t['tool']}"
+        out.append(f"{title}\n{'~' * len(title)}\n")
+        median = (f" (sample median {t['median']:g}: a row is counted when its score is "
+                  "above it)" if t["median"] is not None else "")
+        out.append(f"{t['rows']:,} rows{median}; {1 - t['alpha']:.0%} simultaneous intervals, "
+                   f"B = {t['resamples']:,}. Verdict: {t['verdict']} ({t['details']})\n")
+        cols = t["columns"]
+        keep = [cols.index(c) for c in ("kind", "group", "size", "selected", "rate",
+                                        "impact_ratio", "lower", "upper", "verdict")]
+        header = ["category of", "category", "rows",
+                  "selected" if t["mode"] == "selection" else "above median",
+                  "selection rate" if t["mode"] == "selection" else "scoring rate",
+                  "impact ratio", "lower", "upper", "verdict"]
+        rows = [[_number(row[k]) for k in keep] for row in t["table"]]
+        out.append(table(header, rows))
+        out.append("")
+    return "\n".join(out)
+
+
+def render_ratios():
+    """``{path: text}`` of the ratio pages."""
+    return {
+        GUIDE / "ratio_results.inc": GENERATED + "\n" + validity() + speed() + peers(),
+        GUIDE / "bias_audit_tables.inc": GENERATED + "\n" + bias_tables(),
+    }

@@ -1,0 +1,1140 @@
+r"""Ratio disparities with simultaneous guarantees: four-fifths rule, impact ratios, FDR flags.
+
+The disparity of the group audit is a difference :math:`\epsilon(G) = \mu_G - \theta`. Many
+audits are phrased as **ratios** :math:`r(G) = \mu_G / d(G)` instead, with three
+denominators:
+
+``"overall"``
+    :math:`d = \theta`, the metric on the whole audit sample (fairlearn's ``to_overall``).
+``<group name>``
+    :math:`d = \mu_R`, the metric of a reference group ``R`` (AIF360's
+    ``disparate_impact`` with ``R`` the privileged group).
+``"max"``
+    :math:`d = \max_{H \in \mathcal C} \mu_H`, the most selected *candidate* group: the
+    **impact ratio** of the EEOC's four-fifths rule and of New York City's Local Law 144.
+    Candidates are the groups with at least ``min_share`` of the audit sample (the rule lets
+    an auditor leave out categories under 2% of the data); with ``families`` the maximum is
+    taken within each family (e.g. sex, race/ethnicity and their intersections separately).
+
+Bounds
+    One multinomial bootstrap over the atoms of the :class:`AuditSummary` (the engine of
+    every group procedure). In replicate :math:`b` the group means enter through their
+    stabilised linearisation :math:`m_b(G) = \hat\mu_G + (S_b(G) - \hat\mu_G N_b(G))/n_G`
+    (the paper's "multiply by :math:`P_n^b(G)`" form: always finite, even when a small group
+    is not drawn), the denominator is **recomputed in the replicate** — for ``"max"`` the
+    most selected group is re-chosen among the near-maximal candidates (below), jointly
+    with the numerators — and
+
+    .. math::
+
+        T_b(G) = \frac{m_b(G)/d_b(G) - \hat r(G)}{s_G}, \qquad
+        s_G = \frac{\mathrm{sd}(L)}{\hat d(G)\sqrt{n \max(P_n(G), p^*)}},
+
+    :math:`c = Q_{1-\alpha}(\sup_G |T_b(G)|)` (one-sided: :math:`\sup_G \pm T_b(G)`) and
+    :math:`r(G) \in [\hat r(G) - c s_G, \hat r(G) + c s_G]` for every group at once, clipped
+    to :math:`[0, \infty)` (and to :math:`[0, 1]` for a candidate's impact ratio). The scales
+    are the paper's recommended ones (global standard deviation, ``w0 = inf``) divided by the
+    denominator: they only weight the groups, the coverage comes from the bootstrap quantile.
+
+Why the data-chosen denominator is accounted for
+    :math:`\hat r(G) - r(G)` depends on which group is the most selected through
+    :math:`\hat d = \max_H \hat\mu_H`, whose error :math:`\hat d - d` is biased upwards
+    when several candidates are close to the top. Taking the chosen group as a fixed
+    reference ignores this; re-taking the plain maximum in every replicate is not consistent
+    at ties (Andrews 2000). The bootstrap uses *moment selection* (Andrews & Soares 2010):
+    the candidates :math:`\hat A = \{H : \hat\mu_H \ge \hat d - \kappa_n
+    \mathrm{se}_H\}`, :math:`\kappa_n = \sqrt{2 \log\log n}`, may be the most selected
+    group, and in every replicate
+
+    .. math::
+
+        d_b = \hat d + \max_{H \in \hat A} \big(m_b(H) - \hat\mu_H\big).
+
+    When one candidate is clearly the most selected (:math:`\hat A` is that candidate as
+    :math:`n` grows), this is the classical bootstrap of a ratio; at a tie or near-tie the
+    replicate maximum of the recentred deviations mimics :math:`\hat d - d`, whose
+    distribution is that of the largest error among the tied groups (and is bounded by it
+    at a near-tie), so the quantile of the supremum widens the bounds accordingly.
+    ``benchmarks/bench_group_ratio_validity.py`` measures the coverage with true impact
+    ratios near 0.8, with one clear most selected cell and with two tied ones.
+
+Certification and flags
+    ``certify_ratio(threshold=0.8)`` certifies :math:`r(G) \ge 0.8` for every group whose
+    one-sided simultaneous lower bound exceeds 0.8 (family-wise error :math:`\le \alpha`).
+    :func:`flag_ratios` flags the groups with :math:`r(G) < r_0` by Benjamini–Hochberg at
+    level ``q`` on one-sided z-tests with delta-method (default) or bootstrap standard errors.
+
+Undefined ratios
+    A ratio is undefined when its group has no row in the audit sample, when the denominator
+    is 0 (a reference group, the overall rate or every candidate with a rate of 0), or when
+    the group is below ``min_share`` in a bias audit (listed, excluded as the rule allows).
+    Undefined ratios are NaN with the reason in ``reasons`` and in every table — never 0 or
+    infinity.
+
+References
+----------
+Cherian, J. J. and Candès, E. J. (2024). Statistical inference for fairness auditing.
+Journal of Machine Learning Research 25(149), 1–49.
+
+Equal Employment Opportunity Commission (1978). Uniform Guidelines on Employee Selection
+Procedures, 29 CFR §1607.4(D) (the four-fifths rule).
+
+Andrews, D. W. K. (2000). Inconsistency of the bootstrap when a parameter is on the boundary
+of the parameter space. Econometrica 68(2), 399–405.
+
+Andrews, D. W. K. and Soares, G. (2010). Inference for parameters defined by moment
+inequalities using generalized moment selection. Econometrica 78(1), 119–157.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.stats import false_discovery_control
+
+from .._resampling import DEFAULT_MEMORY_LIMIT
+from .._utils import (
+    PROBABILITY,
+    InstanceOf,
+    Interval,
+    Options,
+    import_optional,
+    user_stacklevel,
+    validate_params,
+)
+from ._bootstrap import ReplicateSums, critical_value, normal_pvalues, run_bootstrap
+from ._protocol import BOUND_SIDES, GroupAuditResult, ResultTable, Verdict, _plain
+from ._summary import ALTERNATIVES, BOOTSTRAP_CONSTRAINTS, AuditSummary
+
+__all__ = [
+    "RatioBoundsResult",
+    "RatioFlagResult",
+    "certify_ratio",
+    "flag_ratios",
+    "ratio_bounds",
+    "summary_flag_ratios",
+    "summary_ratio_bounds",
+]
+
+#: Default ratio threshold: the EEOC's four-fifths rule.
+FOUR_FIFTHS = 0.8
+
+#: Why a ratio is undefined (the ``reasons`` of a result).
+REASONS = {
+    "empty": "no row of the group in the audit sample",
+    "zero_denominator": "the denominator's rate is 0",
+    "no_reference": "the reference group has no row in the audit sample",
+    "no_candidate": "no group reaches min_share, so there is no most selected group",
+    "small": "under min_share of the audit sample: listed, excluded from the impact ratio",
+}
+
+RATIO_CONSTRAINTS = {
+    "denominator": [InstanceOf((str,), "'max', 'overall' or a group name")],
+    "alpha": [PROBABILITY],
+    "min_share": [Interval("real", 0, 1, closed="left")],
+    "p_star": [Interval("real", 0, 1)],
+    **BOOTSTRAP_CONSTRAINTS,
+}
+
+
+def _denominator_words(kind, name):
+    return {"overall": "the overall rate", "reference": f"the rate of {name}",
+            "max": "the highest rate among the candidate groups"}[kind]
+
+
+@dataclass(frozen=True, eq=False)
+class RatioSetup:
+    """Everything the ratio bootstrap needs, derived once from an :class:`AuditSummary`.
+
+    Attributes
+    ----------
+    kind : {"overall", "reference", "max"}
+    reference : int
+        Position of the reference group (``-1`` otherwise).
+    families : ndarray of int, shape (n_groups,)
+        Family of every group: the maximum of ``"max"`` is taken within each family.
+    candidates : ndarray of bool
+        Groups that may be the maximum (``"max"``: at least ``min_share`` of the sample).
+    covered : ndarray of bool
+        Groups whose ratio is defined and enters the supremum.
+    n_g, mu : ndarray
+        Rows and metric of every group.
+    denominators, ratios, scales : ndarray
+        :math:`\\hat d(G)`, :math:`\\hat r(G)` and :math:`s_G`.
+    reasons : tuple of str
+        ``""`` for a defined ratio, else why it is undefined.
+    """
+
+    kind: str
+    reference: int
+    families: np.ndarray
+    candidates: np.ndarray
+    covered: np.ndarray
+    n_g: np.ndarray
+    mu: np.ndarray
+    denominators: np.ndarray
+    ratios: np.ndarray
+    scales: np.ndarray
+    reasons: tuple
+    denominator_groups: tuple
+    near: np.ndarray = None
+
+    @classmethod
+    def from_summary(cls, summary, denominator, *, min_share=0.0, p_star=0.01,
+                     families=None, exclude_small=False):
+        groups = summary.groups
+        if groups is None:
+            raise ValueError("ratio disparities need a group collection (not a tilt summary).")
+        low = summary.metric.bounds[0]
+        if not low >= 0:
+            raise ValueError(
+                f"ratios need a non-negative metric; {summary.metric.name!r} can take "
+                f"values down to {low}.")
+        n = summary.n
+        n_g = summary.sizes.astype(float)
+        mu = np.where(n_g > 0, summary.group_values, np.nan)
+        k = groups.n_groups
+        families = np.zeros(k, np.intp) if families is None else np.asarray(families, np.intp)
+        if families.shape != (k,):
+            raise ValueError(f"families must give one family per group ({k}).")
+        reasons = np.array([""] * k, dtype=object)
+        reasons[n_g == 0] = REASONS["empty"]
+        if exclude_small:
+            reasons[(n_g > 0) & (n_g < min_share * n)] = REASONS["small"]
+        candidates = np.zeros(k, bool)
+        reference = -1
+        den = np.full(k, np.nan)
+        den_group = np.array([""] * k, dtype=object)
+        if denominator == "overall":
+            kind = "overall"
+            total = summary.stats.moments.sum(axis=(1, 2))
+            den[:] = total[1] / total[0]
+            den_group[:] = "overall"
+        elif denominator == "max":
+            kind = "max"
+            candidates = (n_g > 0) & (n_g >= min_share * n)
+            for f in np.unique(families):
+                members = families == f
+                pool = candidates & members
+                if not pool.any():
+                    reasons[members & (reasons == "")] = REASONS["no_candidate"]
+                    continue
+                j = np.flatnonzero(pool)[np.argmax(mu[pool])]
+                den[members] = mu[j]
+                den_group[members] = groups.names[j]
+        else:
+            kind = "reference"
+            try:
+                reference = groups.index(denominator)
+            except (KeyError, ValueError):
+                raise ValueError(
+                    f"denominator {denominator!r} is neither 'overall', 'max' nor a group of "
+                    "the collection.") from None
+            if n_g[reference] == 0:
+                reasons[n_g > 0] = REASONS["no_reference"]
+            else:
+                den[:] = mu[reference]
+                den_group[:] = denominator
+        near = np.zeros(k, bool)
+        if kind == "max":
+            near = _near_maximum(summary, groups, candidates, families, mu, den, n_g)
+        zero = np.isfinite(den) & (den <= 0) & (reasons == "")
+        reasons[zero] = REASONS["zero_denominator"]
+        covered = reasons == ""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratios = np.where(covered, mu / den, np.nan)
+            sd = summary.stats.global_sd() or 1.0
+            scales = np.where(covered, sd / (den * np.sqrt(n * np.maximum(n_g / n, p_star))),
+                              np.nan)
+        return cls(kind, reference, families, candidates, covered, n_g, mu, den, ratios,
+                   scales, tuple(reasons.tolist()), tuple(den_group.tolist()), near)
+
+
+def _near_maximum(summary, groups, candidates, families, mu, den, n_g):
+    r"""Candidates within :math:`\kappa_n` standard errors of their family's maximum,
+    :math:`\kappa_n = \sqrt{2 \log\log n}` (generalised moment selection, Andrews &
+    Soares 2010): the groups that may be the most selected one, given the noise."""
+    cells = summary.stats.moments.sum(axis=2)
+    q_g = groups.group_sums(cells[2])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = np.clip(q_g / n_g - mu**2, 0.0, None)
+        sd = np.where(var > 0, np.sqrt(var), summary.stats.global_sd())
+        se = sd / np.sqrt(n_g)
+    kappa = np.sqrt(2.0 * np.log(max(np.log(summary.n), 1.0)))
+    return candidates & (mu >= den - kappa * se)
+
+
+@dataclass(frozen=True, eq=False)
+class RatioProcess:
+    """The bootstrap process of the ratios (a picklable statistic of replicates).
+
+    ``__call__`` returns ``(size, 2)``: :math:`\\sup_G T_b(G)` and :math:`\\sup_G -T_b(G)`
+    over the covered groups; :meth:`replicate_ratios` the ratios of every replicate.
+    """
+
+    groups: object
+    setup: RatioSetup
+    n: int
+
+    def replicate_ratios(self, sums: ReplicateSums) -> np.ndarray:
+        s = self.setup
+        n_b = self.groups.group_sums(sums.counts)
+        s_b = self.groups.group_sums(sums.sums)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mu = np.where(s.n_g > 0, s.mu, 0.0)
+            m_b = mu + (s_b - mu * n_b) / np.where(s.n_g > 0, s.n_g, 1.0)
+            if s.kind == "overall":
+                d_b = np.broadcast_to(sums.sums.sum(axis=1)[:, None] / self.n, m_b.shape)
+            elif s.kind == "reference":
+                d_b = np.broadcast_to(m_b[:, [max(s.reference, 0)]], m_b.shape)
+            else:
+                # the most selected group, re-chosen among the near-maximal candidates,
+                # each recentred at the observed maximum (moment selection)
+                d_b = np.full(m_b.shape, np.nan)
+                for f in np.unique(s.families):
+                    pool = s.near & (s.families == f)
+                    if pool.any():
+                        members = s.families == f
+                        d_hat = s.denominators[np.flatnonzero(members)[0]]
+                        shift = (m_b[:, pool] - mu[pool]).max(axis=1, keepdims=True)
+                        d_b[:, members] = d_hat + shift
+            r_b = m_b / d_b
+        # a replicate denominator <= 0 (vanishingly rare): an infinite deviation, conservative
+        return np.where(d_b > 0, r_b, np.inf)
+
+    def __call__(self, sums: ReplicateSums) -> np.ndarray:
+        s = self.setup
+        out = np.zeros((sums.size, 2))
+        if not s.covered.any():
+            return out
+        r_b = self.replicate_ratios(sums)[:, s.covered]
+        t = (r_b - s.ratios[s.covered]) / s.scales[s.covered]
+        t = np.where(np.isfinite(t), t, np.inf)
+        out[:, 0], out[:, 1] = t.max(axis=1), np.where(
+            np.isinf(r_b), np.inf, -t).max(axis=1)
+        return out
+
+
+def _setup_and_process(summary, denominator, min_share, p_star, families,
+                       exclude_small=False):
+    setup = RatioSetup.from_summary(summary, denominator, min_share=min_share,
+                                    p_star=p_star, families=families,
+                                    exclude_small=exclude_small)
+    return setup, RatioProcess(summary.groups, setup, summary.n)
+
+
+class RatioResult(GroupAuditResult):
+    """What the ratio results share: ratios as the protocol's estimates, 1 as the ratio of
+    equal rates, undefined ratios from their reasons, and the plot's worst-first order."""
+
+    @property
+    def estimates(self) -> np.ndarray:
+        """:math:`\\hat r(G)` (the protocol's estimates)."""
+        return self.ratios
+
+    @property
+    def target(self) -> float:
+        """1, the ratio of equal rates."""
+        return 1.0
+
+    @property
+    def defined(self) -> np.ndarray:
+        """Groups whose ratio is defined."""
+        return np.array([r == "" for r in self.reasons], dtype=bool)
+
+    def _plot_values(self):
+        return 1.0 - self.ratios
+
+    def _index(self, group):
+        return group if isinstance(group, (int, np.integer)) else self.groups.index(group)
+
+
+@dataclass(frozen=True, eq=False)
+class RatioBoundsResult(RatioResult):
+    """Simultaneous confidence bounds on ratio disparities :math:`r(G) = \\mu_G / d(G)`.
+
+    Attributes
+    ----------
+    names : tuple of str
+    sizes : ndarray of int
+        Rows of every group in the audit sample.
+    group_values : ndarray
+        :math:`\\hat\\mu_G`.
+    ratios : ndarray
+        :math:`\\hat r(G)` (NaN when undefined, see ``reasons``).
+    lower, upper : ndarray
+        Simultaneous bounds (NaN when undefined; ``0`` / ``inf`` on the open side).
+    denominators : ndarray
+        :math:`\\hat d(G)`.
+    denominator_groups : tuple of str
+        The group whose rate is each group's denominator (``"overall"`` for the overall rate).
+    denominator : str
+        ``"overall"``, ``"max"`` or the reference group's name.
+    reasons : tuple of str
+        ``""`` for a defined ratio, otherwise why it is undefined.
+    candidates : ndarray of bool
+        Groups eligible as the most selected (``"max"``).
+    threshold : float or None
+        The ratio threshold of a certification (``certify_ratio``), else None.
+    scales, critical_value, alpha, alternative, metric, n, bootstrap_distribution, method,
+    groups, empty_groups
+        As in :class:`GroupBoundsResult`.
+    """
+
+    names: tuple
+    sizes: np.ndarray
+    group_values: np.ndarray
+    ratios: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    denominators: np.ndarray
+    denominator_groups: tuple
+    denominator: str
+    reasons: tuple
+    candidates: np.ndarray
+    scales: np.ndarray
+    critical_value: float
+    alpha: float
+    alternative: str
+    metric: str
+    n: int
+    bootstrap_distribution: np.ndarray
+    method: str
+    groups: object
+    threshold: float | None = None
+    empty_groups: tuple = ()
+    _kind: str = field(default="max", repr=False)
+
+    procedure = "ratio_bounds"
+    interval_description = "simultaneous bounds on the ratio"
+    _EMPHASIS = "not certified"
+
+    def __repr__(self):
+        return (f"RatioBoundsResult(metric={self.metric!r}, denominator={self.denominator!r}, "
+                f"n_groups={len(self.names)}, alternative={self.alternative!r}, "
+                f"alpha={self.alpha}, critical_value={self.critical_value:.4g})")
+
+    @property
+    def certified(self) -> np.ndarray | None:
+        """``lower > threshold`` (None without a threshold)."""
+        if self.threshold is None:
+            return None
+        return self.defined & (self.lower > self.threshold)
+
+    def _gate(self, epsilon0):
+        return self.threshold if epsilon0 is None else float(epsilon0)
+
+    def _confidence_bounds(self):
+        return self.lower, self.upper
+
+    def table(self) -> ResultTable:
+        """One row per group with rows (undefined ratios included, with the reason).
+
+        Returns
+        -------
+        ResultTable
+        """
+        cols = (("group", "group"), ("size", "rows"), ("value", "rate"),
+                ("ratio", "ratio"), ("lower", "lower"), ("upper", "upper"),
+                ("denominator", "denominator"), ("undefined", "undefined because"))
+        rows = tuple(
+            (self.names[j], int(self.sizes[j]), float(self.group_values[j]),
+             _plain(self.ratios[j]), _plain(self.lower[j]), _plain(self.upper[j]),
+             self.denominator_groups[j], self.reasons[j])
+            for j in np.flatnonzero(self.active))
+        if self.threshold is not None:
+            cert = self.certified
+            cols += (("certified", f"certified ≥ {self.threshold:g}"),)
+            rows = tuple((*r, bool(cert[j])) for r, j in zip(
+                rows, np.flatnonzero(self.active), strict=True))
+        return ResultTable(tuple(c for c, _ in cols), tuple(lb for _, lb in cols), rows)
+
+    def to_frame(self):
+        """A :class:`pandas.DataFrame` with one row per group.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        pd = import_optional("pandas", "build a DataFrame from a result")
+        data = {"group": list(self.names), "size": self.sizes, "value": self.group_values,
+                "ratio": self.ratios, "lower": self.lower, "upper": self.upper,
+                "denominator_group": list(self.denominator_groups),
+                "denominator_value": self.denominators, "defined": self.defined,
+                "reason": list(self.reasons)}
+        if self.threshold is not None:
+            data["certified"] = self.certified
+        return pd.DataFrame(data).set_index("group")
+
+    def verdict(self, epsilon0=None) -> Verdict:
+        """Descriptive without a threshold; with one (``epsilon0`` here is the ratio
+        threshold, e.g. 0.8, defaulting to the audit's own ``threshold``), the groups whose
+        ratio is not certified on the requested side fail: ``"lower"`` and ``"two-sided"``
+        certify :math:`r(G) > r_0` (lower bound above it), ``"upper"`` :math:`r(G) < r_0`.
+        Undefined ratios are never certified.
+
+        Parameters
+        ----------
+        epsilon0 : float, optional
+
+        Returns
+        -------
+        Verdict
+        """
+        r0 = self._gate(epsilon0)
+        defined = self.defined & self.active
+        undefined = int((self.active & ~self.defined).sum())
+        note = f" {undefined} ratio(s) undefined (see the table)." if undefined else ""
+        if r0 is None:
+            below = int(np.sum(defined & (self.upper < 1.0)))
+            return Verdict(False, False, "bounds only (no ratio threshold given: no gate)",
+                           f"{below} group(s) have a ratio certifiably below 1." + note)
+        ok = (self.upper < r0) if self.alternative == "upper" else (self.lower > r0)
+        failing = tuple(np.asarray(self.names, dtype=object)[
+            self.active & ~(defined & ok)].tolist())
+        side = "below" if self.alternative == "upper" else "at least"
+        summary = (f"some ratios are not certified {side} {r0:g}" if failing
+                   else f"every ratio is certified {side} {r0:g}")
+        details = (f"{int(self.active.sum()) - len(failing)} of {int(self.active.sum())} "
+                   f"groups have a ratio certified {side} {r0:g}"
+                   + (f"; not: {'; '.join(failing)}." if failing else ".") + note)
+        return Verdict(bool(failing), True, summary, details, failing)
+
+    def guarantee(self) -> str:
+        """The guarantee of simultaneous ratio bounds, in plain words.
+
+        Returns
+        -------
+        str
+        """
+        side = BOUND_SIDES[self.alternative]
+        words = _denominator_words(self._kind, self.denominator)
+        text = (f"The ratio of a group is its {self._metric_words()} divided by {words}. With "
+                f"probability at least {1 - self.alpha:.0%} (as the sample grows), the {side} "
+                f"of all {int((self.defined & self.active).sum())} defined ratios hold at the "
+                "same time")
+        if self._kind == "max":
+            text += (", the choice of the most selected group included (it is re-chosen in "
+                     "every bootstrap replicate)")
+        text += "."
+        if self.threshold is not None:
+            text += (f" A group is certified when its ratio is shown ≥ {self.threshold:g}; "
+                     f"the probability that any certificate is wrong is at most "
+                     f"{self.alpha:.0%}.")
+        return text
+
+    def key_figures(self) -> dict:
+        """Metric, denominator, rows, groups, level, side and critical value.
+
+        Returns
+        -------
+        dict
+        """
+        out = {"metric": self.metric, "denominator": self.denominator,
+               "audit rows": self.n, "groups": int(self.active.sum()),
+               "undefined ratios": int((self.active & ~self.defined).sum()),
+               "α (simultaneous)": self.alpha, "bounds": self.alternative,
+               "critical value": self.critical_value}
+        if self.threshold is not None:
+            out["threshold"] = self.threshold
+            out["certified"] = int(self.certified.sum())
+        return out
+
+    def describe(self, target_description=None) -> str:
+        """What was measured, in one sentence.
+
+        Parameters
+        ----------
+        target_description : str, optional
+
+        Returns
+        -------
+        str
+        """
+        words = target_description or _denominator_words(self._kind, self.denominator)
+        return (f"Ratio of the {self._metric_words()} of every group to {words}; audit sample: "
+                f"{self.n:,} rows; {int(self.active.sum())} non-empty groups.")
+
+    def plot(self, ax=None, *, max_groups=40, min_size=1, epsilon0=None):
+        """Ratios with their simultaneous bounds (matplotlib axes), worst first.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        max_groups, min_size : int
+        epsilon0 : float, optional
+            Ratio threshold drawn as a dashed line (default: the audit's own, else 1).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
+        plt = import_optional("matplotlib.pyplot", "plot a ratio audit")
+        order = self.plot_order(max_groups, min_size, epsilon0)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 0.3 * max(order.size, 1) + 1.5))
+        pos = np.arange(order.size)
+        est = self.ratios[order]
+        lo = np.where(np.isfinite(self.lower[order]), self.lower[order], est)
+        hi = np.where(np.isfinite(self.upper[order]), self.upper[order], est)
+        ax.errorbar(est, pos, xerr=[est - lo, hi - est], fmt="o", capsize=3)
+        r0 = self._gate(epsilon0)
+        ax.axvline(1.0 if r0 is None else r0, color="grey", linestyle="--", linewidth=1)
+        ax.set_yticks(pos, [self.names[j] for j in order])
+        ax.invert_yaxis()
+        ax.set_xlabel("ratio")
+        ax.set_title(f"{self.metric}: {100 * (1 - self.alpha):g}% simultaneous ratio bounds")
+        return ax
+
+    def _emphasised(self, epsilon0=None):
+        if self._gate(epsilon0) is None:
+            return self.active & self.defined & (self.upper < 1.0)
+        return super()._emphasised(epsilon0)
+
+
+def _bounds_of(setup, dist, alpha, alternative):
+    c = critical_value(dist, alpha)
+    cov = setup.covered
+    width = c * setup.scales
+    lower = np.where(cov, np.maximum(setup.ratios - width, 0.0), np.nan)
+    upper = np.where(cov, setup.ratios + width, np.nan)
+    upper = np.where(cov & setup.candidates, np.minimum(upper, 1.0), upper)
+    if alternative == "lower":
+        upper = np.where(cov, np.inf, np.nan)
+    elif alternative == "upper":
+        lower = np.where(cov, 0.0, np.nan)
+    return c, lower, upper
+
+
+def summary_ratio_bounds(summary, *, denominator="max", alternative="two-sided", alpha=0.1,
+                         threshold=None, min_share=0.0, p_star=0.01, families=None,
+                         exclude_small=False, n_resamples=1000, batch_size=None,
+                         memory_limit=DEFAULT_MEMORY_LIMIT,
+                         random_state=None, n_jobs=None, verbose=0) -> RatioBoundsResult:
+    """Simultaneous bounds on the ratio of every group of an :class:`AuditSummary`.
+
+    The implementation of :func:`ratio_bounds` and :func:`certify_ratio` (see the module
+    docstring of :mod:`skfair_audit.group._ratios` for the method).
+
+    Parameters
+    ----------
+    summary : AuditSummary
+        Its target is not used: the denominator is ``denominator``.
+    denominator : {"max", "overall"} or str
+    alternative : {"two-sided", "lower", "upper"}
+    alpha : float
+    threshold : float, optional
+        Ratio threshold of a certification.
+    min_share : float
+        ``"max"``: share of the audit sample a group needs to be a candidate maximum.
+    p_star : float
+        Floor of :math:`P_n(G)` in the scales.
+    families : array-like of int, optional
+        ``"max"``: family of every group (the maximum is taken per family).
+    exclude_small : bool
+        Groups under ``min_share`` get no ratio (reason given), as Local Law 144 allows.
+    n_resamples, batch_size, random_state, n_jobs, verbose
+        Bootstrap controls.
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap, as in :func:`certify_bounds`.
+
+    Returns
+    -------
+    RatioBoundsResult
+    """
+    if alternative not in ALTERNATIVES["bounds"]:
+        raise ValueError(f"alternative must be one of {ALTERNATIVES['bounds']}, got "
+                         f"{alternative!r}.")
+    setup, process = _setup_and_process(summary, denominator, min_share, p_star, families,
+                                        exclude_small)
+    sups = run_bootstrap(summary, process, n_resamples, batch_size=batch_size,
+                         memory_limit=memory_limit,
+                         random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+    dist = {"lower": sups[:, 0], "upper": sups[:, 1]}.get(alternative, sups.max(axis=1))
+    c, lower, upper = _bounds_of(setup, dist, alpha, alternative)
+    if not setup.covered.any():
+        warnings.warn("no ratio of this audit is defined (see the reasons in the table).",
+                      UserWarning, stacklevel=user_stacklevel())
+    return RatioBoundsResult(
+        names=summary.groups.names, sizes=summary.sizes, group_values=summary.group_values,
+        ratios=setup.ratios, lower=lower, upper=upper, denominators=setup.denominators,
+        denominator_groups=setup.denominator_groups, denominator=denominator,
+        reasons=setup.reasons, candidates=setup.candidates, scales=setup.scales,
+        critical_value=c, alpha=alpha, alternative=alternative, metric=summary.metric.name,
+        n=summary.n, bootstrap_distribution=dist,
+        method=(f"multinomial bootstrap over {summary.stats.n_atoms} atoms ({n_resamples} "
+                f"resamples) of the ratio process, denominator {denominator} re-estimated "
+                "in every replicate"),
+        groups=summary.groups, threshold=threshold, empty_groups=summary.empty_groups,
+        _kind=setup.kind)
+
+
+_RATIO_BOUNDS_PARAMETERS = {
+    **RATIO_CONSTRAINTS, "alternative": [Options(ALTERNATIVES["bounds"])],
+}
+
+
+@validate_params(_RATIO_BOUNDS_PARAMETERS)
+def ratio_bounds(y, y_pred, groups, *, metric="selection_rate", denominator="max",
+                 alternative="two-sided", alpha=0.1, min_share=0.0, p_star=0.01,
+                 pos_label=None, n_resamples=1000, batch_size=None,
+                 memory_limit=DEFAULT_MEMORY_LIMIT, random_state=None,
+                 n_jobs=None, verbose=0) -> RatioBoundsResult:
+    """Confidence bounds on every group's ratio disparity, valid simultaneously.
+
+    :math:`r(G) = \\mu_G / d(G)` with :math:`d` the overall rate (``"overall"``), a reference
+    group's rate (its name) or the highest rate among the groups with at least ``min_share``
+    of the audit sample (``"max"``: the impact ratio, the most selected group re-chosen in
+    every bootstrap replicate). See :mod:`skfair_audit.group._ratios` for the method.
+
+    Parameters
+    ----------
+    y, y_pred, groups, metric, pos_label
+        As in :func:`certify_bounds` (the metric must be non-negative; default the selection
+        rate).
+    denominator : {"max", "overall"} or str
+    alternative : {"two-sided", "lower", "upper"}
+    alpha : float
+        Simultaneous error level.
+    min_share : float
+        ``"max"``: share of the audit sample a group needs to be a candidate maximum.
+    p_star : float
+        Floor of :math:`P_n(G)` in the scales.
+    n_resamples, batch_size, random_state, n_jobs, verbose
+        Bootstrap controls, as in :func:`certify_bounds`.
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap, as in :func:`certify_bounds`.
+
+    Returns
+    -------
+    RatioBoundsResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> g = rng.choice(["a", "b"], 4000)
+    >>> y_pred = (rng.random(4000) < np.where(g == "a", 0.5, 0.3)).astype(int)
+    >>> res = ratio_bounds(y_pred, y_pred, {"g": g}, n_resamples=200, random_state=0)
+    >>> res.denominator_groups
+    ('g=a', 'g=a')
+    >>> bool(res.upper[1] < 0.8)
+    True
+    """
+    summary = AuditSummary.from_rows(y, y_pred, groups, metric=metric, pos_label=pos_label)
+    return summary_ratio_bounds(
+        summary, denominator=denominator, alternative=alternative, alpha=alpha,
+        min_share=min_share, p_star=p_star, n_resamples=n_resamples, batch_size=batch_size,
+        memory_limit=memory_limit,
+        random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+
+
+_CERTIFY_RATIO_PARAMETERS = {**RATIO_CONSTRAINTS, "threshold": [Interval("real", 0, None)]}
+
+
+@validate_params(_CERTIFY_RATIO_PARAMETERS)
+def certify_ratio(y, y_pred, groups, *, metric="selection_rate", denominator="max",
+                  threshold=FOUR_FIFTHS, alpha=0.1, min_share=0.0, p_star=0.01,
+                  pos_label=None, n_resamples=1000, batch_size=None,
+                  memory_limit=DEFAULT_MEMORY_LIMIT, random_state=None,
+                  n_jobs=None, verbose=0) -> RatioBoundsResult:
+    """Certify :math:`r(G) > r_0` (default the four-fifths rule) for every group at once.
+
+    One-sided simultaneous lower bounds (:func:`ratio_bounds` with ``alternative="lower"``):
+    a group is certified when its lower bound exceeds ``threshold``; the probability that
+    any certificate is wrong is at most ``alpha`` (as the sample grows).
+
+    Parameters
+    ----------
+    threshold : float
+        The ratio :math:`r_0` (0.8: the EEOC's four-fifths rule).
+    y, y_pred, groups, metric, denominator, alpha, min_share, p_star, pos_label
+        As in :func:`ratio_bounds`.
+    n_resamples, batch_size, random_state, n_jobs, verbose
+        Bootstrap controls.
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap, as in :func:`certify_bounds`.
+
+    Returns
+    -------
+    RatioBoundsResult
+        With ``threshold`` set: ``certified``, and ``verdict()`` fails when a group is not
+        certified.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> g = rng.choice(["a", "b", "c"], 6000)
+    >>> y_pred = (rng.random(6000) < np.where(g == "c", 0.3, 0.5)).astype(int)
+    >>> res = certify_ratio(y_pred, y_pred, {"g": g}, n_resamples=200, random_state=0)
+    >>> res.verdict().groups
+    ('g=c',)
+    """
+    summary = AuditSummary.from_rows(y, y_pred, groups, metric=metric, pos_label=pos_label)
+    return summary_ratio_bounds(
+        summary, denominator=denominator, alternative="lower", alpha=alpha,
+        threshold=threshold, min_share=min_share, p_star=p_star, n_resamples=n_resamples,
+        batch_size=batch_size,
+        memory_limit=memory_limit, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+
+
+@dataclass(frozen=True, eq=False)
+class RatioFlagResult(RatioResult):
+    """Groups flagged by Benjamini–Hochberg for a ratio below (or above) ``threshold``.
+
+    Attributes
+    ----------
+    names, sizes, group_values, ratios, denominator, denominator_groups, reasons, metric, n,
+    groups, empty_groups
+        As in :class:`RatioBoundsResult`.
+    threshold : float
+        :math:`r_0`.
+    alternative : {"less", "greater"}
+        Alternative hypothesis :math:`r(G) < r_0` (adverse impact) or :math:`r(G) > r_0`.
+    standard_errors, statistics, pvalues, adjusted_pvalues : ndarray
+        Undefined ratios get p-value 1 and are never flagged.
+    flagged : ndarray of bool
+    q : float
+    se_method : {"bootstrap", "delta"}
+    """
+
+    names: tuple
+    sizes: np.ndarray
+    group_values: np.ndarray
+    ratios: np.ndarray
+    standard_errors: np.ndarray
+    statistics: np.ndarray
+    pvalues: np.ndarray
+    adjusted_pvalues: np.ndarray
+    flagged: np.ndarray
+    denominator: str
+    denominator_groups: tuple
+    reasons: tuple
+    threshold: float
+    alternative: str
+    q: float
+    se_method: str
+    metric: str
+    n: int
+    groups: object
+    empty_groups: tuple = ()
+    _kind: str = field(default="max", repr=False)
+
+    procedure = "ratio_flag"
+    _EMPHASIS = "flagged"
+    interval_description = "±1.96 s.e. (marginal)"
+
+    def _confidence_bounds(self):
+        """The flags as intervals on the ratio scale: ``[0, r0)`` (``"less"``) or
+        ``(r0, inf)`` (``"greater"``) for a flagged group, ``[0, inf)`` for the others; the
+        share of flagged groups whose interval misses is the share of false flags (at most
+        ``q`` on average)."""
+        claim = {"less": (0.0, self.threshold), "greater": (self.threshold, np.inf)}[
+            self.alternative]
+        return (np.where(self.flagged, claim[0], 0.0),
+                np.where(self.flagged, claim[1], np.inf))
+
+    def __repr__(self):
+        return (f"RatioFlagResult(metric={self.metric!r}, denominator={self.denominator!r}, "
+                f"threshold={self.threshold}, q={self.q}, "
+                f"n_flagged={int(self.flagged.sum())}/{len(self.names)})")
+
+    def is_flagged(self, group) -> bool:
+        """Flag of a group given by name or position.
+
+        Parameters
+        ----------
+        group : str or int
+
+        Returns
+        -------
+        bool
+        """
+        return bool(self.flagged[self._index(group)])
+
+    def table(self) -> ResultTable:
+        """One row per non-empty group.
+
+        Returns
+        -------
+        ResultTable
+        """
+        cols = (("group", "group"), ("size", "rows"), ("value", "rate"), ("ratio", "ratio"),
+                ("se", "std. error"), ("pvalue", "p-value"), ("adjusted_pvalue", "adjusted p"),
+                ("flagged", "flagged"), ("undefined", "undefined because"))
+        rows = tuple(
+            (self.names[j], int(self.sizes[j]), float(self.group_values[j]),
+             _plain(self.ratios[j]), _plain(self.standard_errors[j]), float(self.pvalues[j]),
+             float(self.adjusted_pvalues[j]), bool(self.flagged[j]), self.reasons[j])
+            for j in np.flatnonzero(self.active))
+        return ResultTable(tuple(c for c, _ in cols), tuple(lb for _, lb in cols), rows)
+
+    def to_frame(self):
+        """A :class:`pandas.DataFrame` with one row per group.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        pd = import_optional("pandas", "build a DataFrame from a result")
+        return pd.DataFrame({
+            "group": list(self.names), "size": self.sizes, "value": self.group_values,
+            "ratio": self.ratios, "se": self.standard_errors, "statistic": self.statistics,
+            "pvalue": self.pvalues, "adjusted_pvalue": self.adjusted_pvalues,
+            "flagged": self.flagged, "reason": list(self.reasons)}).set_index("group")
+
+    def verdict(self, epsilon0=None) -> Verdict:
+        """Fails when at least one group is flagged.
+
+        Parameters
+        ----------
+        epsilon0 : None
+            The threshold is the audit's own; another one is refused.
+
+        Returns
+        -------
+        Verdict
+        """
+        if epsilon0 is not None and epsilon0 != self.threshold:
+            raise ValueError(f"these flags are for threshold={self.threshold:g}.")
+        flagged = tuple(np.asarray(self.names, dtype=object)[self.flagged].tolist())
+        return Verdict(bool(flagged), True,
+                       "at least one group flagged" if flagged else "no group flagged",
+                       f"{len(flagged)} of {int(self.active.sum())} groups flagged"
+                       + (": " + "; ".join(flagged) + "." if flagged else "."), flagged)
+
+    def guarantee(self) -> str:
+        """The false-discovery-rate guarantee, in plain words.
+
+        Returns
+        -------
+        str
+        """
+        claim = {"less": "<", "greater": ">"}[self.alternative]
+        words = _denominator_words(self._kind, self.denominator)
+        return (f"The ratio of a group is its {self._metric_words()} divided by {words}. A "
+                f"group is flagged when the data show ratio {claim} {self.threshold:g}. On "
+                f"average at most {self.q:.0%} of the flagged groups are false flags "
+                "(Benjamini–Hochberg false discovery rate); unflagged groups are not "
+                "certified fair.")
+
+    def key_figures(self) -> dict:
+        """Metric, denominator, rows, groups, FDR, threshold and flags.
+
+        Returns
+        -------
+        dict
+        """
+        return {"metric": self.metric, "denominator": self.denominator,
+                "audit rows": self.n, "groups": int(self.active.sum()), "FDR q": self.q,
+                "threshold": self.threshold, "alternative": self.alternative,
+                "flagged": int(self.flagged.sum())}
+
+    def plot(self, ax=None, *, max_groups=40, min_size=1):
+        """Ratios with ±1.96 s.e. bars (marginal), flagged first.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        max_groups, min_size : int
+
+        Returns
+        -------
+        matplotlib Axes
+        """
+        plt = import_optional("matplotlib.pyplot", "plot a ratio audit")
+        order = self.plot_order(max_groups, min_size)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 0.3 * max(order.size, 1) + 1.5))
+        half = 1.959963984540054 * np.nan_to_num(self.standard_errors[order])
+        ax.errorbar(self.ratios[order], np.arange(order.size), xerr=half, fmt="o", capsize=3)
+        ax.axvline(self.threshold, color="grey", linestyle="--", linewidth=1)
+        ax.set_yticks(np.arange(order.size), [self.names[j] for j in order])
+        ax.invert_yaxis()
+        ax.set_xlabel("ratio")
+        ax.set_title(f"{self.metric}: ratio flags at FDR {self.q:g}")
+        return ax
+
+
+def delta_ratio_se(summary, setup, threshold):
+    """Delta-method standard errors of :math:`\\hat r(G)`, centred at the null
+    :math:`r(G) = r_0` (a score-test variance, never 0 for a small constant group).
+
+    With :math:`a_G = r_0 \\hat d(G)`,
+
+    .. math::
+
+        \\mathrm{se}^2 = \\frac{1}{\\hat d^2}\\Big(\\frac{E[(L - a_G)^2 \\mid G]}{n_G}
+        + r_0^2 \\mathrm{Var}(\\hat d) - 2 r_0 \\mathrm{Cov}(\\hat\\mu_G, \\hat d)\\Big),
+
+    where :math:`\\hat d` is the overall mean or a group mean (the reference, or the most
+    selected candidate *taken as fixed*: the delta method does not see its selection). For a
+    metric bounded in :math:`[a_0, b_0]` the group's second moment is at least the largest
+    variance a metric with mean :math:`a_G` can have, :math:`(a_G - a_0)(b_0 - a_G)` (the
+    Bernoulli variance of a rate, as in a score test).
+    """
+    groups, stats = summary.groups, summary.stats
+    cells = stats.moments.sum(axis=2)
+    n = summary.n
+    n_g, s_g, q_g = (groups.group_sums(cells[k]) for k in range(3))
+    d = setup.denominators
+    a = threshold * d
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu = s_g / n_g
+        second = q_g / n_g - 2 * a * mu + a**2
+        low, high = summary.metric.bounds
+        if np.isfinite(low) and np.isfinite(high):
+            # at least the largest variance a metric in [low, high] with mean a can have
+            # (the Bernoulli a(1 - a) of a rate): a tiny group whose rows all sit at one
+            # end must not look more certain than the null allows
+            second = np.maximum(second, np.clip((a - low) * (high - a), 0.0, None))
+        var = second / n_g
+        if setup.kind == "overall":
+            total = cells.sum(axis=1)
+            m = total[1] / n
+            v_d = (total[2] / n - m**2) / n
+            cov = (q_g - (a + m) * s_g + a * m * n_g) / n_g / n
+        else:
+            names = setup.denominator_groups
+            v_d = np.full(n_g.size, np.nan)
+            cov = np.zeros(n_g.size)
+            for h_name in set(names) - {""}:
+                h = groups.index(h_name)
+                members = np.array([nm == h_name for nm in names])
+                in_h = groups.cell_membership[:, h].astype(float)
+                n_h, s_h, q_h = n_g[h], s_g[h], q_g[h]
+                m_h = s_h / n_h
+                v_d[members] = (q_h / n_h - m_h**2) / n_h
+                n_gh, s_gh, q_gh = (groups.group_sums(cells[k] * in_h) for k in range(3))
+                cov[members] = ((q_gh - (a + m_h) * s_gh + a * m_h * n_gh)
+                                / (n_g * n_h))[members]
+        var = (var + threshold**2 * v_d - 2 * threshold * cov) / d**2
+        return np.where(setup.covered, np.sqrt(np.clip(var, 0.0, None)), np.nan)
+
+
+def summary_flag_ratios(summary, *, denominator="max", threshold=FOUR_FIFTHS,
+                        alternative="less", q=0.1, se="delta", min_share=0.0,
+                        p_star=0.01, families=None, n_resamples=1000, batch_size=None,
+                        memory_limit=DEFAULT_MEMORY_LIMIT,
+                        random_state=None, n_jobs=None, verbose=0) -> RatioFlagResult:
+    """Benjamini–Hochberg flags of ratios on an :class:`AuditSummary` (see
+    :func:`flag_ratios`).
+
+    Parameters
+    ----------
+    summary : AuditSummary
+    denominator : {"max", "overall"} or str
+    threshold : float
+    alternative : {"less", "greater"}
+    q : float
+    se : {"bootstrap", "delta"}
+    min_share, p_star, families
+        As in :func:`summary_ratio_bounds`.
+    n_resamples, batch_size, random_state, n_jobs, verbose
+        Bootstrap controls (``se="bootstrap"``).
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap, as in :func:`certify_bounds`.
+
+    Returns
+    -------
+    RatioFlagResult
+    """
+    if alternative not in ("less", "greater"):
+        raise ValueError(f"alternative must be 'less' or 'greater', got {alternative!r}.")
+    setup, process = _setup_and_process(summary, denominator, min_share, p_star, families)
+    if se == "delta":
+        std = delta_ratio_se(summary, setup, threshold)
+    elif se == "bootstrap":
+        reps = run_bootstrap(summary, process.replicate_ratios, n_resamples,
+                             batch_size=batch_size,
+                             memory_limit=memory_limit, random_state=random_state, n_jobs=n_jobs,
+                             verbose=verbose)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            reps = np.where(np.isfinite(reps), reps, np.nan)
+            std = np.nanstd(reps, axis=0, ddof=1)
+        # a group whose metric is constant has no bootstrap spread of its own: use the
+        # null-centred delta-method error there (as flag_groups does)
+        std = np.where(setup.covered & ~(std > 0), delta_ratio_se(summary, setup, threshold),
+                       std)
+    else:
+        raise ValueError(f"se must be 'bootstrap' or 'delta', got {se!r}.")
+    std = np.where(setup.covered, std, np.nan)
+    est = setup.ratios
+    pvalues, z = normal_pvalues(np.where(setup.covered, est, 0.0), std, threshold,
+                                alternative)
+    pvalues = np.where(setup.covered, pvalues, 1.0)
+    adjusted = false_discovery_control(pvalues, method="bh") if pvalues.size else pvalues
+    return RatioFlagResult(
+        names=summary.groups.names, sizes=summary.sizes, group_values=summary.group_values,
+        ratios=est, standard_errors=std, statistics=np.where(setup.covered, z, np.nan),
+        pvalues=pvalues, adjusted_pvalues=adjusted,
+        flagged=(adjusted <= q) & setup.covered, denominator=denominator,
+        denominator_groups=setup.denominator_groups, reasons=setup.reasons,
+        threshold=float(threshold), alternative=alternative, q=q, se_method=se,
+        metric=summary.metric.name, n=summary.n, groups=summary.groups,
+        empty_groups=summary.empty_groups, _kind=setup.kind)
+
+
+_FLAG_RATIOS_PARAMETERS = {
+    **RATIO_CONSTRAINTS, "threshold": [Interval("real", 0, None)],
+    "alternative": [Options(("less", "greater"))], "q": [PROBABILITY],
+    "se": [Options(("bootstrap", "delta"))],
+}
+del _FLAG_RATIOS_PARAMETERS["alpha"]
+
+
+@validate_params(_FLAG_RATIOS_PARAMETERS)
+def flag_ratios(y, y_pred, groups, *, metric="selection_rate", denominator="max",
+                threshold=FOUR_FIFTHS, alternative="less", q=0.1, se="delta",
+                min_share=0.0, p_star=0.01, pos_label=None, n_resamples=1000,
+                batch_size=None, memory_limit=DEFAULT_MEMORY_LIMIT, random_state=None, n_jobs=None,
+                verbose=0) -> RatioFlagResult:
+    """Flag the groups whose ratio is below ``threshold``, controlling the FDR at ``q``.
+
+    Per group, :math:`z = (\\hat r(G) - r_0)/\\mathrm{se}(G)` and the one-sided p-value of
+    :math:`H_0: r(G) \\ge r_0` (``"less"``: adverse impact; ``"greater"`` mirrors it), then
+    Benjamini–Hochberg at level ``q``. ``se="delta"`` (default, deterministic, the one
+    ``benchmarks/bench_group_ratio_validity.py`` measures) is the null-centred delta method
+    (:func:`delta_ratio_se`), which takes the most selected group as fixed;
+    ``"bootstrap"`` is the standard deviation of the replicate ratios, whose denominator is
+    re-estimated (for ``"max"``: re-chosen) in every replicate.
+
+    Parameters
+    ----------
+    threshold : float
+        :math:`r_0` (0.8: the four-fifths rule).
+    alternative : {"less", "greater"}
+    q : float
+        False discovery rate.
+    se : {"bootstrap", "delta"}
+    y, y_pred, groups, metric, denominator, min_share, p_star, pos_label
+        As in :func:`ratio_bounds`.
+    n_resamples, batch_size, random_state, n_jobs, verbose
+        Bootstrap controls (``se="bootstrap"``).
+    memory_limit : int, float, str or None, default="2GiB"
+        Memory budget of the bootstrap, as in :func:`certify_bounds`.
+
+    Returns
+    -------
+    RatioFlagResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> g = rng.choice(["a", "b", "c"], 6000)
+    >>> y_pred = (rng.random(6000) < np.where(g == "c", 0.25, 0.5)).astype(int)
+    >>> res = flag_ratios(y_pred, y_pred, {"g": g}, n_resamples=200, random_state=0)
+    >>> [n for n, f in zip(res.names, res.flagged) if f]
+    ['g=c']
+    """
+    summary = AuditSummary.from_rows(y, y_pred, groups, metric=metric, pos_label=pos_label)
+    return summary_flag_ratios(
+        summary, denominator=denominator, threshold=threshold, alternative=alternative, q=q,
+        se=se, min_share=min_share, p_star=p_star, n_resamples=n_resamples,
+        batch_size=batch_size,
+        memory_limit=memory_limit, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
