@@ -54,6 +54,8 @@ from ._validation import (
     Options,
     Predicate,
     check_params,
+    column_list,
+    column_positions,
     validate_params,
     validate_value,
 )

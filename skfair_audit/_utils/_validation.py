@@ -290,3 +290,49 @@ def validate_params(constraints: dict):
         return wrapper
 
     return decorate
+
+
+# --------------------------------------------------------------------------- columns
+def column_list(columns) -> list:
+    """``protected``-style columns as a list: None is none, one name or position a list of
+    one (so ``protected="group"`` is one column, not five letters)."""
+    if columns is None:
+        return []
+    if isinstance(columns, str | numbers.Integral):
+        return [columns]
+    return list(columns)
+
+
+def column_positions(columns, names, what="protected attribute", *, by_position=True) -> list:
+    """Positions of ``columns`` among the columns ``names`` of the data.
+
+    The one resolver of the estimators' ``protected``: a column is found by its name, or,
+    when it is an integer that is not a name, by its position (negative from the end).
+
+    Parameters
+    ----------
+    columns : None, name, position or sequence of them
+    names : sequence
+        The data's columns in order (a DataFrame's names, or ``range(n_features)``).
+    what : str
+        What the columns are, for the error message.
+    by_position : bool, default=True
+        Whether an integer that is not a name is a position (False: names only, e.g. the
+        features of a sample space, which are named by the columns themselves).
+
+    Returns
+    -------
+    list of int
+    """
+    names = list(names)
+    positions = []
+    for column in column_list(columns):
+        if column in names:
+            positions.append(names.index(column))
+        elif by_position and isinstance(column, numbers.Integral) and not isinstance(
+                column, bool) and -len(names) <= column < len(names):
+            positions.append(int(column) % len(names))
+        else:
+            raise ValueError(f"{what} {column!r} is not a column of X (columns: "
+                             f"{names[:20]}{' ...' if len(names) > 20 else ''}).")
+    return positions

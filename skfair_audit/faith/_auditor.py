@@ -30,6 +30,8 @@ from .._utils import (
     Options,
     Predicate,
     check_params,
+    column_list,
+    column_positions,
     import_optional,
 )
 from ._audit import faith_audit
@@ -416,11 +418,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
 
     def _protected(self):
         """``protected`` as a list (a single name or position is one attribute)."""
-        if self.protected is None:
-            return []
-        if isinstance(self.protected, str | numbers.Integral):
-            return [self.protected]
-        return list(self.protected)
+        return column_list(self.protected)
 
     def _reference_rows(self, X):
         """The distinct reference feature rows (the training rows unless ``reference``)."""
@@ -507,13 +505,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             ) from exc
 
     def _check_protected(self, features):
-        features = list(features)
-        missing = [p for p in self._protected() if p not in features]
-        if missing:
-            raise ValueError(
-                f"protected attribute(s) {missing} are not among the features {features}."
-            )
-        return [features.index(p) for p in self._protected()]
+        return column_positions(self._protected(), features, by_position=False)
 
     def _fit_metric(self, space, encoded_train):
         metric = self.metric

@@ -28,6 +28,7 @@ from .._utils import (
     Options,
     Predicate,
     check_params,
+    column_positions,
 )
 from . import _procedures  # noqa: F401 - declares the built-in procedures and tilt classes
 from ._collections import GroupCollection, boxes, intersections, intervals
@@ -458,31 +459,8 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
 
     def _sensitive_positions(self, X):
         """Positions of ``protected`` in ``X`` (names need a DataFrame)."""
-        columns = self.protected
-        if columns is None:
-            return []
-        if isinstance(columns, (str, numbers.Integral)):
-            columns = [columns]
-        n_features = np.shape(X)[1]
-        names = list(X.columns) if hasattr(X, "columns") else None
-        positions = []
-        for col in columns:
-            if isinstance(col, numbers.Integral) and not isinstance(col, bool):
-                if not -n_features <= col < n_features:
-                    raise ValueError(
-                        f"sensitive column {col} is out of range for X with {n_features} "
-                        "columns."
-                    )
-                positions.append(int(col) % n_features)
-            elif names is not None and col in names:
-                positions.append(names.index(col))
-            else:
-                raise ValueError(
-                    f"sensitive column {col!r} is not a column of X"
-                    + ("" if names is not None else " (column names need a DataFrame)")
-                    + "."
-                )
-        return positions
+        names = list(X.columns) if hasattr(X, "columns") else range(np.shape(X)[1])
+        return column_positions(self.protected, names, "sensitive column")
 
     def _model_input(self, X):
         if not self.drop_protected:

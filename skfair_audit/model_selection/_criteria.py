@@ -30,6 +30,7 @@ from sklearn.metrics import zero_one_loss
 from sklearn.pipeline import Pipeline
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 
+from .._utils import column_list
 from ..faith import FaithAuditor
 from ..group import GroupDisparityAuditor
 from ._scorers import bonferroni_level, check_delta, check_on_none, choose_candidate
@@ -56,9 +57,7 @@ def _final_step(estimator):
 
 def as_column_list(columns):
     """``protected`` as a list (one name or position becomes a list of one), or None."""
-    if columns is None:
-        return None
-    return [columns] if isinstance(columns, str | numbers.Integral) else list(columns)
+    return None if columns is None else column_list(columns)
 
 
 def n_nonzero_coef(model):
