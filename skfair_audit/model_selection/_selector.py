@@ -24,10 +24,27 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from .._progress import track
 from ..faith import FaithAuditor
-from ..utils import CARD_ROWS, card_figure, html_card, html_table, html_verdict, int_seed
+from ..utils import (
+    CARD_ROWS,
+    COLUMN_LIST,
+    N_JOBS,
+    RANDOM_STATE,
+    STRING,
+    VERBOSE,
+    InstanceOf,
+    Interval,
+    Options,
+    Predicate,
+    card_figure,
+    check_params,
+    html_card,
+    html_table,
+    html_verdict,
+    int_seed,
+)
 from ._display import params_text, selection_card
 from ._logistic import default_c_path, l1_logistic_regression
-from ._scorers import bonferroni_level, check_delta, check_on_none, fair_choice
+from ._scorers import _ON_NONE, bonferroni_level, fair_choice
 
 __all__ = ["CoefficientPath", "FairModelSelector", "coefficient_path"]
 
@@ -301,6 +318,23 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     array([[0.  , 0.  , 0.62]])
     """
 
+    _parameter_constraints = {
+        "estimator": [None, Predicate(lambda e: hasattr(e, "fit"), "an estimator (with fit)")],
+        "param_grid": [None, InstanceOf((dict, list), "a dict or a list of dicts")],
+        "delta": [Interval("real", 0, None)],
+        "protected": [None, STRING, Interval("integral"), COLUMN_LIST],
+        "cv": [Interval("integral", 2, None), Interval("real", 0, 1, closed="neither"),
+               Predicate(lambda cv: hasattr(cv, "split") or hasattr(cv, "__iter__"),
+                         "a cross-validation splitter or an iterable of (train, validation) "
+                         "index pairs")],
+        "auditor": [None, InstanceOf((FaithAuditor,), "a FaithAuditor")],
+        "on_none": [Options(_ON_NONE)],
+        "refit": [Options((True, False, "validated"))],
+        "random_state": [RANDOM_STATE],
+        "n_jobs": N_JOBS,
+        "verbose": VERBOSE,
+    }
+
     def __init__(
         self,
         estimator=None,
@@ -444,8 +478,9 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         -------
         self : FairModelSelector
         """
-        delta = check_delta(self.delta)
-        check_on_none(self.on_none)
+        check_params(self.get_params(deep=False), self._parameter_constraints,
+                     type(self).__name__)
+        delta = float(self.delta)
         self._validate_X_y(X, y)
         X, y = indexable(X, y)
         y = column_or_1d(y, warn=True)

@@ -404,10 +404,10 @@ def test_refit_false_has_no_predict(data):
     [
         ({"protected": None}, "needs the protected attributes"),
         ({"auditor": _auditor(protected=["priors"])}, "disagrees"),
-        ({"auditor": {"epsilon": 0.0}}, "FaithAuditor instance"),
+        ({"auditor": {"epsilon": 0.0}}, "auditor must be None or a FaithAuditor"),
         ({"delta": -0.1}, "delta"),
         ({"delta": float("nan")}, "delta"),
-        ({"cv": 1.5}, "validation fraction"),
+        ({"cv": 1.5}, r"cv must be .* a number in \(0, 1\)"),
         ({"on_none": "ignore"}, "on_none"),
     ],
 )
