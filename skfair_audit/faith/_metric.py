@@ -937,9 +937,8 @@ class EuclideanMetric(_FixedMetricMixin, _LinearMapMetric):
         check_params(self.get_params(deep=False), self._parameter_constraints,
                      type(self).__name__)
         if X is not None:
-            X = _check_points(X, "X")
+            X = validate_data(self, X, reset=True, dtype=np.float64)
             self._columns(X.shape[1])
-            self.n_features_in_ = X.shape[1]
         return self
 
     def _columns(self, n_features):
@@ -963,9 +962,10 @@ class EuclideanMetric(_FixedMetricMixin, _LinearMapMetric):
         -------
         X_selected : ndarray of shape (n_samples, len(columns))
         """
-        X = _check_points(X, "X")
-        if hasattr(self, "n_features_in_"):
-            _check_width(X, self.n_features_in_)
+        if hasattr(self, "n_features_in_"):  # fitted on data: X must have their columns
+            X = validate_data(self, X, reset=False, dtype=np.float64)
+        else:
+            X = _check_points(X, "X")
         return X[:, self._columns(X.shape[1])]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -231,8 +232,13 @@ def test_estimator_warns_when_every_correct_individual_moves_for_free(proxy_data
     with pytest.warns(DegenerateMetricWarning) as caught:
         result = auditor.audit(X_audit, y_audit)
     message = str(caught[0].message)
-    # It names the attribute levels responsible and the remedies.
-    assert "group_a (AUC" in message and "min_auc" in message and "ExploreMetric" in message
+    # It names the attribute levels responsible and points to the remedies in the docs, in
+    # two sentences.
+    assert "group_a (AUC" in message and message.count(". ") == 1
+    assert message.endswith("user_guide/fair_metric.html#the-degeneratemetricwarning")
+    guide = Path(__file__).parents[2] / "doc" / "user_guide" / "fair_metric.rst"
+    assert "\nThe :class:`DegenerateMetricWarning`\n---" in guide.read_text(encoding="utf-8")
+    assert "min_auc" in guide.read_text(encoding="utf-8")
     assert result.zero_cost_statistic == pytest.approx(result.max_statistic)
     # For the 0-1 loss the zero-cost share is psi at epsilon = 0.
     assert result.zero_cost_share == pytest.approx(result.statistic)
