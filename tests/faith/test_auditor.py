@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pickle
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -18,7 +17,6 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 from sklearn.svm import LinearSVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skfair_audit.faith import (
     EuclideanMetric,
@@ -31,19 +29,7 @@ from skfair_audit.faith import (
     SmallSampleWarning,
 )
 
-# All 42 common checks of scikit-learn 1.9 pass (check_array_api_input skips without
-# SCIPY_ARRAY_API); list a check here with its reason if one ever has to be excused.
-EXPECTED_FAILED_CHECKS: dict[str, str] = {}
-
-
-@parametrize_with_checks(
-    [FaithAuditor(LogisticRegression(), space="empirical", n_resamples=50, random_state=0)],
-    expected_failed_checks=lambda estimator: EXPECTED_FAILED_CHECKS,
-)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SmallSampleWarning)
-        check(estimator)
+# scikit-learn's common checks of every public estimator: tests/test_estimators.py.
 
 
 # --------------------------------------------------------------------------- data
