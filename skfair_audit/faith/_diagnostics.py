@@ -460,6 +460,7 @@ def degenerate_metric_reasons(diagnostics, zero_cost_statistic, max_statistic):
 def degenerate_metric_message(reasons):
     """The text of the :class:`DegenerateMetricWarning` for the given reasons."""
     return (
-        "the fair metric looks degenerate: " + "; and ".join(reasons) + ". The audit may then "
-        f"measure how often the model errs, not fairness: see {DEGENERATE_METRIC_DOCS}"
+        "the fair metric looks degenerate: " + "; and ".join(reasons) + ". A metric that "
+        "frees every move that matters makes the audit measure how often the model errs, not "
+        f"fairness: see {DEGENERATE_METRIC_DOCS}"
     )

@@ -285,13 +285,13 @@ def test_functional_api_warns_on_degenerate_metric_diagnostics(encoded):
     legacy = metric_diagnostics(SensitiveSubspaceMetric(groups, **LEGACY).fit(X), X,
                                 feature_names=names)
     with pytest.warns(DegenerateMetricWarning, match="race_0"):
-        result = faith_audit([10, 10, 10, 10], loss, cost, epsilon=0.0,
+        result = faith_audit([20, 20, 20, 20], loss, cost, epsilon=0.0,
                              metric_diagnostics=legacy, n_resamples=20, random_state=0)
     assert result.metric_diagnostics is legacy
     healthy = metric_diagnostics(ProtectedEuclideanMetric(groups).fit(X), X)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateMetricWarning)
-        faith_audit([10, 10, 10, 10], loss, cost, epsilon=0.0, metric_diagnostics=healthy,
+        faith_audit([20, 20, 20, 20], loss, cost, epsilon=0.0, metric_diagnostics=healthy,
                     n_resamples=20, random_state=0)
 
 
@@ -337,7 +337,8 @@ def test_diagnostics_in_to_frame_and_report(proxy_data):
 
 def test_result_without_metric_has_empty_diagnostic_columns():
     loss = np.array([0.0, 1.0])
-    result = faith_audit([5, 5], loss, np.array([[0, 1.0], [1.0, 0]]), epsilon=0.5,
+    # 60 rows, and a budget that binds (half of the rows can reach an error, at cost 1)
+    result = faith_audit([30, 30], loss, np.array([[0, 1.0], [1.0, 0]]), epsilon=0.2,
                          n_resamples=10, random_state=0)
     row = result.to_frame().iloc[0]
     assert row["free_directions"] is None and row["zero_cost_share"] == 0.0
