@@ -184,7 +184,15 @@ def test_every_public_estimator_is_checked():
     assert set(EXPECTED_FAILED_CHECKS) <= {cls.__name__ for cls in INSTANCES}
 
 
-@parametrize_with_checks(list(INSTANCES.values()), expected_failed_checks=_expected_failed_checks)
+def _parametrize_with_checks(estimators, expected_failed_checks):
+    """``parametrize_with_checks``, its checks in a list: scikit-learn 1.6 hands a generator
+    to ``pytest.mark.parametrize``, which pytest 9 deprecates."""
+    mark = parametrize_with_checks(estimators, expected_failed_checks=expected_failed_checks)
+    names, checks = mark.args
+    return pytest.mark.parametrize(names, list(checks), **mark.kwargs)
+
+
+@_parametrize_with_checks(list(INSTANCES.values()), _expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         # The checks fit on 10 to 100 rows: the audits warn that their intervals need more.
