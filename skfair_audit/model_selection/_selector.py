@@ -29,7 +29,6 @@ from ..utils import (
     COLUMN_LIST,
     N_JOBS,
     RANDOM_STATE,
-    STRING,
     VERBOSE,
     InstanceOf,
     Interval,
@@ -322,7 +321,7 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         "estimator": [None, Predicate(lambda e: hasattr(e, "fit"), "an estimator (with fit)")],
         "param_grid": [None, InstanceOf((dict, list), "a dict or a list of dicts")],
         "delta": [Interval("real", 0, None)],
-        "protected": [None, STRING, Interval("integral"), COLUMN_LIST],
+        "protected": [None, COLUMN_LIST],
         "cv": [Interval("integral", 2, None), Interval("real", 0, 1, closed="neither"),
                Predicate(lambda cv: hasattr(cv, "split") or hasattr(cv, "__iter__"),
                          "a cross-validation splitter or an iterable of (train, validation) "
