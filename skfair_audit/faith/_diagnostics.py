@@ -60,7 +60,8 @@ class DegenerateMetricWarning(UserWarning):
     Raised when the metric leaves most of the directions in which the non-protected features
     vary free, or when the audit value at ε = 0 is within a few percent of its value with an
     unlimited budget (every individual the model treats well can be moved to where it errs,
-    for free). The message names the attributes whose directions are free and the remedies.
+    for free). The message names the attributes whose directions are free and links to the
+    remedies in the user guide.
     """
 
 
