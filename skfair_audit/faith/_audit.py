@@ -334,8 +334,13 @@ def faith_audit(
     >>> cost = np.zeros((4, 4))                       # group changes are free...
     >>> labels = np.array([0, 0, 1, 1])
     >>> forbidden = labels[:, None] != labels[None, :]   # ...label changes are not
-    >>> res = faith_audit(counts, loss, cost, epsilon=0.0, forbidden=forbidden, delta=0.3,
-    ...                   n_resamples=500, random_state=0)
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     res = faith_audit(counts, loss, cost, epsilon=0.0, forbidden=forbidden, delta=0.3,
+    ...                       n_resamples=500, random_state=0)
+    >>> [w.category.__name__ for w in caught]
+    ['DegenerateMetricWarning']
     >>> round(res.statistic, 2)       # 300 + 250 of 1000 can be moved to where the model errs
     0.55
     >>> bool(res.rejected), bool(res.near_kink)

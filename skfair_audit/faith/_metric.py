@@ -22,11 +22,20 @@ from collections.abc import Sequence
 
 import numpy as np
 from scipy.stats import norm
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from .._utils import (
+    ARRAY_LIKE,
+    BOOLEAN,
+    CALLABLE,
+    POSITIVE_INT,
+    Interval,
+    Predicate,
+    check_params,
+)
 from ._metric_learning import (
     auc_standard_error,
     check_n_components,
@@ -49,6 +58,47 @@ __all__ = [
 # Squared distances are computed as |a|^2 + |b|^2 - 2 a.b (POT, sklearn); below this multiple of
 # the rounding error of that formula a value cannot be told apart from zero.
 _ROUNDING_FACTOR = 64.0
+
+#: ``exponent`` of every metric: the power ``p`` of the distance in the cost.
+EXPONENT = [Interval("real", 0, None, closed="neither")]
+
+
+def _is_index_list(value):
+    if not isinstance(value, Sequence | np.ndarray) or isinstance(value, str):
+        return False
+    value = np.asarray(value)
+    return value.ndim == 1 and (value.dtype.kind in "iu" or value.size == 0)
+
+
+def _is_protected_columns(value):
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return True
+    if not isinstance(value, Sequence | np.ndarray) or isinstance(value, str):
+        return False
+    # (emptiness, ranges and repeats are checked at fit, where the width of X is known)
+    return all(isinstance(v, numbers.Integral) and not isinstance(v, bool) or _is_index_list(v)
+               for v in value)
+
+
+#: Column indices (``EuclideanMetric(columns=...)``).
+INDEX_LIST = Predicate(_is_index_list, "a list of column indices")
+#: ``protected_columns``: a column index, a list of them, or a list of lists (one per attribute).
+PROTECTED_COLUMNS = Predicate(
+    _is_protected_columns, "a column index, a list of column indices or a list of lists of them"
+)
+
+
+class _FixedMetricMixin:
+    """Tags of a metric given by its parameters: ``fit`` only checks them (``requires_fit`` off).
+
+    ``transform`` and ``cost_matrix`` work without ``fit``, so scikit-learn's checks that an
+    unfitted estimator refuses to transform do not apply.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = False
+        return tags
 
 
 def check_cost_matrix(cost, n_cells=None, *, name="cost"):
@@ -172,7 +222,7 @@ def _power_of_distance(squared, exponent):
     return np.sqrt(squared) ** exponent
 
 
-class _LinearMapMetric(BaseEstimator):
+class _LinearMapMetric(TransformerMixin, BaseEstimator):
     """Cost ``|T(x) - T(x')|**exponent`` for a linear map ``T``; subclasses define ``transform``."""
 
     def cost_matrix(self, A, B=None):
@@ -370,6 +420,22 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
     array([[0.]])
     """
 
+    _parameter_constraints = {
+        "protected_columns": [PROTECTED_COLUMNS],
+        "min_auc": [None, Interval("real", 0.5, 1)],
+        "significance": [None, Interval("real", 0, 0.5, closed="right")],
+        "n_components": [None, POSITIVE_INT, Interval("real", 0, 1, closed="right")],
+        "standardize": [BOOLEAN],
+        "C": [None, Interval("real", 0, None, closed="neither")],
+        "Cs": [POSITIVE_INT, ARRAY_LIKE],
+        "cv": [None, Interval("integral", 2, None),
+               Predicate(lambda cv: hasattr(cv, "split") or hasattr(cv, "__iter__"),
+                         "a cross-validation splitter or an iterable of splits")],
+        "cv_max_samples": [None, POSITIVE_INT],
+        "exponent": EXPONENT,
+        "max_iter": [POSITIVE_INT],
+    }
+
     def __init__(
         self,
         protected_columns,
@@ -398,6 +464,8 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         self.max_iter = max_iter
 
     def _check_params(self):
+        check_params(self.get_params(deep=False), self._parameter_constraints,
+                     type(self).__name__)
         min_auc = self.min_auc
         if min_auc is not None and (
             not isinstance(min_auc, numbers.Real) or isinstance(min_auc, bool)
@@ -721,7 +789,7 @@ def _orthonormal_row_basis(directions):
     return vt[singular > tol]
 
 
-class MahalanobisMetric(_LinearMapMetric):
+class MahalanobisMetric(_FixedMetricMixin, _LinearMapMetric):
     r"""Mahalanobis fair metric with a user-given positive semi-definite matrix.
 
     .. math::
@@ -758,6 +826,8 @@ class MahalanobisMetric(_LinearMapMetric):
            [1., 0.]])
     """
 
+    _parameter_constraints = {"sigma": [ARRAY_LIKE], "exponent": EXPONENT}
+
     def __init__(self, sigma, *, exponent=2):
         self.sigma = sigma
         self.exponent = exponent
@@ -769,6 +839,8 @@ class MahalanobisMetric(_LinearMapMetric):
         -------
         self : MahalanobisMetric
         """
+        check_params(self.get_params(deep=False), self._parameter_constraints,
+                     type(self).__name__)
         sigma = _check_psd(self.sigma)
         if X is not None:
             X = _check_points(X, "X")
@@ -825,7 +897,7 @@ def _psd_sqrt(sigma):
     return (eigenvectors * np.sqrt(eigenvalues)) @ eigenvectors.T
 
 
-class EuclideanMetric(_LinearMapMetric):
+class EuclideanMetric(_FixedMetricMixin, _LinearMapMetric):
     r"""Euclidean distance on chosen columns, :math:`d(x, x') = \|x_S - x'_S\|_2`.
 
     Parameters
@@ -849,21 +921,24 @@ class EuclideanMetric(_LinearMapMetric):
            [3., 0.]])
     """
 
+    _parameter_constraints = {"columns": [None, INDEX_LIST], "exponent": EXPONENT}
+
     def __init__(self, columns=None, *, exponent=2):
         self.columns = columns
         self.exponent = exponent
 
     def fit(self, X=None, y=None):
-        """No-op for this fixed metric; records ``n_features_in_`` if ``X`` is given.
+        """Check the parameters; records ``n_features_in_`` if ``X`` is given.
 
         Returns
         -------
         self : EuclideanMetric
         """
+        check_params(self.get_params(deep=False), self._parameter_constraints,
+                     type(self).__name__)
         if X is not None:
-            X = _check_points(X, "X")
+            X = validate_data(self, X, reset=True, dtype=np.float64)
             self._columns(X.shape[1])
-            self.n_features_in_ = X.shape[1]
         return self
 
     def _columns(self, n_features):
@@ -887,11 +962,14 @@ class EuclideanMetric(_LinearMapMetric):
         -------
         X_selected : ndarray of shape (n_samples, len(columns))
         """
-        X = _check_points(X, "X")
+        if hasattr(self, "n_features_in_"):  # fitted on data: X must have their columns
+            X = validate_data(self, X, reset=False, dtype=np.float64)
+        else:
+            X = _check_points(X, "X")
         return X[:, self._columns(X.shape[1])]
 
 
-class PrecomputedMetric(BaseEstimator):
+class PrecomputedMetric(_FixedMetricMixin, BaseEstimator):
     """A user-given cost matrix over the cells of a sample space.
 
     Parameters
@@ -915,6 +993,8 @@ class PrecomputedMetric(BaseEstimator):
            [inf,  0.]])
     """
 
+    _parameter_constraints = {"cost": [ARRAY_LIKE]}
+
     def __init__(self, cost):
         self.cost = cost
 
@@ -925,6 +1005,8 @@ class PrecomputedMetric(BaseEstimator):
         -------
         self : PrecomputedMetric
         """
+        check_params(self.get_params(deep=False), self._parameter_constraints,
+                     type(self).__name__)
         cost = check_cost_matrix(self.cost)
         if X is not None and len(X) != cost.shape[0]:
             raise ValueError(
@@ -959,7 +1041,7 @@ class PrecomputedMetric(BaseEstimator):
         return cost
 
 
-class CallableMetric(BaseEstimator):
+class CallableMetric(_FixedMetricMixin, BaseEstimator):
     """Cost ``func(a, b) ** exponent`` for a user distance function.
 
     Parameters
@@ -987,19 +1069,23 @@ class CallableMetric(BaseEstimator):
            [3., 0.]])
     """
 
+    _parameter_constraints = {"func": [CALLABLE], "exponent": EXPONENT}
+
     def __init__(self, func, *, exponent=1):
         self.func = func
         self.exponent = exponent
 
     def fit(self, X=None, y=None):
-        """No-op; checks that ``func`` is callable.
+        """Check the parameters (and ``X``, if given: its width is recorded).
 
         Returns
         -------
         self : CallableMetric
         """
-        if not callable(self.func):
-            raise ValueError(f"func must be callable, got {self.func!r}.")
+        check_params(self.get_params(deep=False), self._parameter_constraints,
+                     type(self).__name__)
+        if X is not None:
+            validate_data(self, X, reset=True, dtype=None, ensure_all_finite=False)
         return self
 
     def cost_matrix(self, A, B=None):

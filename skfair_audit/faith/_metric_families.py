@@ -15,7 +15,6 @@ and pass them to :class:`FaithAuditor` in a :class:`~sklearn.frozen.FrozenEstima
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -23,7 +22,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from .._utils import BOOLEAN, POSITIVE_INT, Interval, check_params
 from ._metric import (
+    EXPONENT,
+    PROTECTED_COLUMNS,
     _check_weight,
     _LinearMapMetric,
     _orthonormal_row_basis,
@@ -32,7 +34,6 @@ from ._metric import (
 )
 from ._metric_learning import (
     check_n_components,
-    check_positive_int,
     column_scale,
     explore_sigma,
     leading_components,
@@ -89,6 +90,10 @@ class ProtectedEuclideanMetric(_LinearMapMetric):
            [9., 0.]])
     """
 
+    _parameter_constraints = {
+        "protected_columns": [PROTECTED_COLUMNS], "standardize": [BOOLEAN], "exponent": EXPONENT,
+    }
+
     def __init__(self, protected_columns, *, standardize=False, exponent=2):
         self.protected_columns = protected_columns
         self.standardize = standardize
@@ -109,6 +114,8 @@ class ProtectedEuclideanMetric(_LinearMapMetric):
         -------
         self : ProtectedEuclideanMetric
         """
+        check_params(self.get_params(deep=False), self._parameter_constraints,
+                     type(self).__name__)
         X = validate_data(self, X, reset=True, dtype=np.float64)
         weight = _check_weight(sample_weight, X.shape[0])
         groups = _protected_groups(self.protected_columns, X.shape[1])
@@ -203,6 +210,11 @@ class ExploreMetric(_LinearMapMetric):
            [-0.,  0.]])
     """
 
+    _parameter_constraints = {
+        "exponent": EXPONENT, "max_iter": [POSITIVE_INT],
+        "tol": [Interval("real", 0, None, closed="neither")],
+    }
+
     def __init__(self, *, exponent=2, max_iter=2000, tol=1e-8):
         self.exponent = exponent
         self.max_iter = max_iter
@@ -222,9 +234,8 @@ class ExploreMetric(_LinearMapMetric):
         -------
         self : ExploreMetric
         """
-        check_positive_int(self.max_iter, "max_iter")
-        if not isinstance(self.tol, numbers.Real) or not self.tol > 0:
-            raise ValueError(f"tol must be a positive number, got {self.tol!r}.")
+        check_params(self.get_params(deep=False), self._parameter_constraints,
+                     type(self).__name__)
         if y is None:
             raise ValueError(
                 "ExploreMetric is learned from judged pairs: fit(np.hstack([X1, X2]), y) with "
@@ -363,6 +374,11 @@ class SVDSensitiveSubspaceMetric(_LinearMapMetric):
     array([[4.]])
     """
 
+    _parameter_constraints = {
+        "n_components": [POSITIVE_INT, Interval("real", 0, 1, closed="right")],
+        "exponent": EXPONENT,
+    }
+
     def __init__(self, n_components=1, *, exponent=2):
         self.n_components = n_components
         self.exponent = exponent
@@ -381,6 +397,8 @@ class SVDSensitiveSubspaceMetric(_LinearMapMetric):
         -------
         self : SVDSensitiveSubspaceMetric
         """
+        check_params(self.get_params(deep=False), self._parameter_constraints,
+                     type(self).__name__)
         if y is None:
             raise ValueError(
                 "SVDSensitiveSubspaceMetric needs the groups of comparable individuals: "

@@ -134,6 +134,14 @@ def _check_cell_memory(n_cells, memory_limit, kind):
     )
 
 
+def _cell_position(k, n_cells):
+    """``k`` as a cell index in ``[0, n_cells)`` (negative counts from the end)."""
+    k = int(k)
+    if not -n_cells <= k < n_cells:
+        raise IndexError(f"cell {k} is out of range for {n_cells} cells.")
+    return k % n_cells
+
+
 def format_cell(feature_names, row, label):
     """Readable name of one cell, e.g. ``"race=Caucasian, sex=Male | y=1"``."""
     features = ", ".join(
@@ -238,10 +246,7 @@ class _CellSpace:
 
     def cell_name(self, k):
         """Readable name of cell ``k``."""
-        k = int(k)
-        if not -self.n_cells <= k < self.n_cells:
-            raise IndexError(f"cell {k} is out of range for {self.n_cells} cells.")
-        k %= self.n_cells
+        k = _cell_position(k, self.n_cells)
         return format_cell(self.feature_names, self.feature_cells[k % self.n_feature_cells],
                            self.classes[k // self.n_feature_cells])
 
@@ -1376,10 +1381,7 @@ class ReferenceCells:
 
     def cell_name(self, k):
         """Readable name of cell ``k``."""
-        k = int(k)
-        if not -self.n_cells <= k < self.n_cells:
-            raise IndexError(f"cell {k} is out of range for {self.n_cells} cells.")
-        k %= self.n_cells
+        k = _cell_position(k, self.n_cells)
         return format_cell(self.feature_names, self.features[self.feature_cell_index[k]],
                            self.classes[self.label_index[k]])
 

@@ -385,6 +385,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
         "epsilon0": [None, Interval("real")],
         **SCALE_CONSTRAINTS,
         "se": [Options(("delta", "bootstrap"))],
+        "pos_label": [None, STRING, Interval("integral"), Interval("real")],
         "response_method": [Options(RESPONSE_METHODS)],
         "threshold": [None, Interval("real")],
         "drop_protected": [BOOLEAN],

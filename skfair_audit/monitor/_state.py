@@ -74,7 +74,8 @@ def read_state(path):
     if not path.is_file():
         raise StateFileError(f"no state file {str(path)!r}.")
     try:
-        with np.load(path, allow_pickle=False) as data:
+        # Our own handle: np.load leaks the one it opens when the zip directory is unreadable.
+        with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as data:
             files = set(data.files)
             if not {"meta", "checksum"} <= files:
                 raise StateFileError(f"{str(path)!r} is not a monitor state file.")

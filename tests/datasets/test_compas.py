@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -200,7 +201,7 @@ def test_missing_file_without_download(tmp_path):
 def test_corrupted_file_in_data_home_is_detected(tmp_path, compas_bunch):
     target = tmp_path / "compas" / "compas-scores-two-years.csv"
     target.parent.mkdir()
-    payload = bytearray(open(compas_bunch.filename, "rb").read())
+    payload = bytearray(Path(compas_bunch.filename).read_bytes())
     payload[-10] ^= 1
     target.write_bytes(bytes(payload))
     with pytest.raises(OSError, match="expected c451db85") as info:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from contextlib import nullcontext
 
 import numpy as np
 import pytest
@@ -17,8 +18,10 @@ from joblib import parallel_config
 from scipy import sparse
 from scipy.optimize import linprog
 
+from skfair_audit.faith import DegenerateMetricWarning
 from skfair_audit.faith._audit import (
     NonGaussianBootstrapWarning,
+    SaturatedBudgetWarning,
     SmallSampleWarning,
     faith_audit,
 )
@@ -140,8 +143,10 @@ def test_kink_is_flagged_in_result():
     loss, cost, forbidden, _ = small_grid()
     counts = sample_counts(2, 500)
     breaks, _ = prepare_transport(loss, cost, forbidden).curve(counts / 500)
-    res = faith_audit(counts, loss, cost, epsilon=float(breaks[-1]), forbidden=forbidden,
-                      n_resamples=200, random_state=0)
+    # The last kink is where the budget stops binding.
+    with pytest.warns(SaturatedBudgetWarning):
+        res = faith_audit(counts, loss, cost, epsilon=float(breaks[-1]), forbidden=forbidden,
+                          n_resamples=200, random_state=0)
     low, high = res.dual_multipliers
     assert not res.dual_unique and low == 0.0 and high > 0
     assert "kink" in str(res)
@@ -155,18 +160,24 @@ def test_bit_identical_across_jobs_and_backends(method):
     counts = sample_counts(5, 1000)
     kwargs = dict(epsilon=eps, forbidden=forbidden, delta=0.45, method=method,
                   n_resamples=450, batch_size=100, random_state=2024)
-    reference = faith_audit(counts, loss, cost, n_jobs=1, **kwargs)
-    runs = [faith_audit(counts, loss, cost, n_jobs=2, **kwargs)]
-    for backend in ("loky", "threading"):
-        with parallel_config(backend=backend, n_jobs=2):
-            runs.append(faith_audit(counts, loss, cost, **kwargs))
+    # The uniform method's kink is the saturation point.
+    def saturated():
+        return pytest.warns(SaturatedBudgetWarning) if method == "uniform" else nullcontext()
+
+    with saturated():
+        reference = faith_audit(counts, loss, cost, n_jobs=1, **kwargs)
+        runs = [faith_audit(counts, loss, cost, n_jobs=2, **kwargs)]
+        for backend in ("loky", "threading"):
+            with parallel_config(backend=backend, n_jobs=2):
+                runs.append(faith_audit(counts, loss, cost, **kwargs))
     for res in runs:
         assert np.array_equal(res.bootstrap_distribution, reference.bootstrap_distribution)
         assert (res.lower_bound, res.upper_bound, res.pvalue, res.fair_pvalue) == (
             reference.lower_bound, reference.upper_bound, reference.pvalue,
             reference.fair_pvalue)
     # Another seed gives other replicates (the check above is not vacuous).
-    other = faith_audit(counts, loss, cost, n_jobs=1, **{**kwargs, "random_state": 2025})
+    with saturated():
+        other = faith_audit(counts, loss, cost, n_jobs=1, **{**kwargs, "random_state": 2025})
     assert not np.array_equal(other.bootstrap_distribution, reference.bootstrap_distribution)
 
 
@@ -216,7 +227,9 @@ def kink_pair(n=1000):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_nonparametric_warns_at_a_kink(seed):
     counts, loss, cost, eps = kink_pair()
-    with pytest.warns(NonGaussianBootstrapWarning, match="non-Gaussian"):
+    # (the kink of psi(f) = min(eps, f_0) is where the budget stops binding)
+    with pytest.warns(SaturatedBudgetWarning), pytest.warns(NonGaussianBootstrapWarning,
+                                                            match="non-Gaussian"):
         res = faith_audit(counts, loss, cost, epsilon=eps, method="nonparametric",
                           n_resamples=1000, random_state=seed)
     assert res.skewness < -0.5 and res.gaussianity_pvalue < 1e-3 and not res.dual_unique
@@ -227,8 +240,9 @@ def test_no_gaussianity_warning_away_from_kinks_or_for_consistent_schemes():
     with warnings.catch_warnings():
         warnings.simplefilter("error", NonGaussianBootstrapWarning)
         # The diagnostic is only attached to Efron's bootstrap...
-        faith_audit(counts, loss, cost, epsilon=eps, method="m-out-of-n", n_resamples=1000,
-                    random_state=0)
+        with pytest.warns(SaturatedBudgetWarning):
+            faith_audit(counts, loss, cost, epsilon=eps, method="m-out-of-n",
+                        n_resamples=1000, random_state=0)
         # ...and a smooth point (budget strictly binding) gives a Gaussian root.
         faith_audit(counts, loss, cost, epsilon=0.2, method="nonparametric",
                     n_resamples=1000, random_state=0)
@@ -318,13 +332,17 @@ def test_bad_options(kwargs, match):
 
 def test_single_cell_audit_warns_that_the_bootstrap_is_degenerate():
     loss = np.array([0.0, 1.0, 0.0, 1.0])
-    with pytest.warns(SmallSampleWarning, match="one cell"):
+    # (every individual can be moved to an error for free: the metric looks degenerate)
+    with pytest.warns(DegenerateMetricWarning), pytest.warns(SmallSampleWarning,
+                                                             match="one cell"):
         res = faith_audit(np.array([100, 0, 0, 0]), loss, np.zeros((4, 4)), epsilon=0.0,
                           method="m-out-of-n", n_resamples=50, random_state=0)
     assert res.confidence_interval().low == res.confidence_interval().high
     # The uniform bounds keep a regularised standard error rho / sqrt(n (n - 1)) (rho = 1/2)
     # and are clipped to the range of psi, [0, 1]: psi_n = 1 here.
-    with pytest.warns(SmallSampleWarning, match="one cell"):
+    # (every individual can be moved to an error for free: the metric looks degenerate)
+    with pytest.warns(DegenerateMetricWarning), pytest.warns(SmallSampleWarning,
+                                                             match="one cell"):
         res = faith_audit(np.array([100, 0, 0, 0]), loss, np.zeros((4, 4)), epsilon=0.0,
                           n_resamples=50, random_state=0)
     se = 0.5 / math.sqrt(100 * 99)

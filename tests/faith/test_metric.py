@@ -429,7 +429,8 @@ def test_default_metric_sample_weight_equals_repeated_rows(many_levels):
 def test_default_metric_parameter_errors(many_levels):
     X, groups = many_levels
     for bad, match in [({"min_auc": 0.4}, "min_auc"), ({"n_components": 0}, "n_components"),
-                       ({"n_components": 1.5}, "share"), ({"C": -1.0}, "C must"),
+                       ({"n_components": 1.5}, r"n_components must be .*\(0, 1\]"),
+                       ({"C": -1.0}, "C must"),
                        ({"Cs": [0.0, 1.0]}, "Cs"), ({"cv": None}, "cv=None"),
                        ({"max_iter": 0}, "max_iter")]:
         with pytest.raises(ValueError, match=match):

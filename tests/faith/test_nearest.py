@@ -23,6 +23,7 @@ from skfair_audit.faith import (
     EuclideanMetric,
     MahalanobisMetric,
     PrecomputedMetric,
+    SaturatedBudgetWarning,
     SensitiveSubspaceMetric,
     TransportProblem,
     prepare_metric_transport,
@@ -422,14 +423,17 @@ def test_m_out_of_n_of_a_large_audit_draws_rows():
     problem = prepare_metric_transport(loss, points, point_index=point_index, groups=groups,
                                        rows=rows)
     common = {"epsilon": 0.05, "n_resamples": 600, "random_state": 0}
-    sparse = faith_audit(counts, None, problem, **common)
-    parallel = faith_audit(counts, None, problem, n_jobs=2, batch_size=100, **common)
-    serial = faith_audit(counts, None, problem, batch_size=100, **common)
+    # (3,000 random points: every flip of the group reaches its nearest twin within 0.05)
+    with pytest.warns(SaturatedBudgetWarning):
+        sparse = faith_audit(counts, None, problem, **common)
+        parallel = faith_audit(counts, None, problem, n_jobs=2, batch_size=100, **common)
+        serial = faith_audit(counts, None, problem, batch_size=100, **common)
     np.testing.assert_array_equal(parallel.bootstrap_distribution,
                                   serial.bootstrap_distribution)
     # The full-support problem draws counts over all cells instead: same law of the root.
     full = prepare_metric_transport(loss, points, point_index=point_index, groups=groups)
-    dense_draws = faith_audit(counts, None, full, **common)
+    with pytest.warns(SaturatedBudgetWarning):
+        dense_draws = faith_audit(counts, None, full, **common)
     assert sparse.statistic == pytest.approx(dense_draws.statistic, abs=1e-12)
     assert stats.ks_2samp(sparse.bootstrap_distribution,
                           dense_draws.bootstrap_distribution).pvalue > 0.001

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from contextlib import nullcontext
 
 import numpy as np
 import pytest
 
-from skfair_audit.faith import FaithResult, faith_audit
+from skfair_audit.faith import (
+    DegenerateMetricWarning,
+    FaithResult,
+    SaturatedBudgetWarning,
+    faith_audit,
+)
 from skfair_audit.results import ConfidenceInterval
 
 # Two labels x two groups; moving to the other group is free, label changes are forbidden.
@@ -27,6 +33,11 @@ KINK_COUNTS = np.array([400, 100, 300, 200])
 
 @pytest.fixture(scope="module")
 def result():
+    with pytest.warns(DegenerateMetricWarning):  # group changes are free, by design
+        return _zero_cost_audit()
+
+
+def _zero_cost_audit():
     return faith_audit(
         COUNTS,
         LOSS,
@@ -44,8 +55,9 @@ def result():
 
 @pytest.fixture(scope="module")
 def bootstrap_result():
-    return faith_audit(COUNTS, LOSS, np.zeros((4, 4)), epsilon=0.0, forbidden=FORBIDDEN,
-                       delta=0.5, method="m-out-of-n", n_resamples=400, random_state=0)
+    with pytest.warns(DegenerateMetricWarning):
+        return faith_audit(COUNTS, LOSS, np.zeros((4, 4)), epsilon=0.0, forbidden=FORBIDDEN,
+                           delta=0.5, method="m-out-of-n", n_resamples=400, random_state=0)
 
 
 def test_statistic_by_hand(result):
@@ -158,8 +170,10 @@ def test_transport_plan_is_the_dense_sum_of_the_entries(result):
 )
 def test_gaussian_limit(epsilon, gaussian):
     # psi(epsilon) has breakpoints at 0.4 and 1.0 for these frequencies (see prepare_transport).
-    res = faith_audit(KINK_COUNTS, KINK_LOSS, KINK_COST, epsilon=epsilon, n_resamples=100,
-                      random_state=0)
+    # Past the last breakpoint the budget no longer binds.
+    with pytest.warns(SaturatedBudgetWarning) if epsilon >= 1.0 else nullcontext():
+        res = faith_audit(KINK_COUNTS, KINK_LOSS, KINK_COST, epsilon=epsilon,
+                          n_resamples=100, random_state=0)
     assert res.gaussian_limit is gaussian
     assert res.dual_unique is (epsilon in (0.5, 5.0))
     assert ("kink" in str(res)) is (not gaussian)

@@ -14,7 +14,17 @@ from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
-from skfair_audit.faith import FaithAuditor, GridSpace, SensitiveSubspaceMetric, make_faith_scorer
+from skfair_audit.faith import (
+    DegenerateMetricWarning,
+    FaithAuditor,
+    GridSpace,
+    SensitiveSubspaceMetric,
+    make_faith_scorer,
+)
+
+# At epsilon = 0 the model's decisions, which follow the group, flip for free: the bootstrap
+# audits below say so with a DegenerateMetricWarning (the verdict stands).
+DECIDES_BY_GROUP = "decides? by the protected attributes alone"
 
 
 @pytest.fixture(scope="module")
@@ -67,11 +77,12 @@ def test_bootstrap_statistics(fitted_model, data, statistic):
     X, y = data
     params = {"protected": ["group"], "epsilon": 0.0, "delta": 0.2, "n_resamples": 100,
               "random_state": 0}
-    result = FaithAuditor(FrozenEstimator(fitted_model), **params).fit(X, y).audit(X, y)
-    scorer = make_faith_scorer(statistic=statistic, greater_is_better=True, **params)
-    assert scorer(fitted_model, X, y) == getattr(result, statistic)
-    negated = make_faith_scorer(statistic=statistic, **params)
-    assert negated(fitted_model, X, y) == -getattr(result, statistic)
+    with pytest.warns(DegenerateMetricWarning, match=DECIDES_BY_GROUP):
+        result = FaithAuditor(FrozenEstimator(fitted_model), **params).fit(X, y).audit(X, y)
+        scorer = make_faith_scorer(statistic=statistic, greater_is_better=True, **params)
+        assert scorer(fitted_model, X, y) == getattr(result, statistic)
+        negated = make_faith_scorer(statistic=statistic, **params)
+        assert negated(fitted_model, X, y) == -getattr(result, statistic)
 
 
 def test_grid_search_with_accuracy_and_faith(data):
@@ -89,7 +100,9 @@ def test_grid_search_with_accuracy_and_faith(data):
         },
         refit="accuracy",
         cv=KFold(3),
-    ).fit(X, y)
+    )
+    with pytest.warns(DegenerateMetricWarning, match=DECIDES_BY_GROUP):
+        search.fit(X, y)
     results = search.cv_results_
     # A heavily penalised model predicts the majority class everywhere: no group flip changes
     # its error (psi = 0); the unpenalised one uses the group.
@@ -163,11 +176,13 @@ def test_fit_data_learns_the_metric_elsewhere(data):
         statistic="lower_bound", greater_is_better=True, fit_data=(X.iloc[train], y[train]),
         protected=["group"], epsilon=0.0, n_resamples=100, random_state=0,
     )
-    reference = FaithAuditor(
+    auditor = FaithAuditor(
         FrozenEstimator(model), protected=["group"], epsilon=0.0, n_resamples=100,
         random_state=0,
-    ).fit(X.iloc[train], y[train]).audit(X.iloc[val], y[val])
-    assert scorer(model, X.iloc[val], y[val]) == reference.lower_bound
+    ).fit(X.iloc[train], y[train])
+    with pytest.warns(DegenerateMetricWarning, match=DECIDES_BY_GROUP):
+        reference = auditor.audit(X.iloc[val], y[val])
+        assert scorer(model, X.iloc[val], y[val]) == reference.lower_bound
     assert f"fit_data=<{len(train)} rows>" in repr(scorer)
     with pytest.raises(ValueError, match="fit_data"):
         make_faith_scorer(fit_data=X, protected=["group"])

@@ -18,7 +18,6 @@ from sklearn.metrics import make_scorer
 from sklearn.model_selection import KFold, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skfair_audit.group import (
     DegenerateBootstrapWarning,
@@ -38,18 +37,7 @@ from skfair_audit.group import (
 FAST = dict(n_resamples=200, random_state=0)
 
 
-@parametrize_with_checks(
-    [
-        GroupDisparityAuditor(
-            LogisticRegression(), protected=[0], groups="intervals", bins=3,
-            n_resamples=50, random_state=0,
-        )
-    ],
-    # every common check passes on scikit-learn 1.9.1 with sensitive intervals of column 0
-    expected_failed_checks=lambda est: {},
-)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
+# scikit-learn's common checks of every public estimator: tests/test_estimators.py.
 
 
 def _data(n=1200, seed=0):

@@ -294,7 +294,9 @@ def _docs_page(tmp_path):
         shutil.copy(include, source / include.name)
     shutil.copytree(doc / "_static", source / "_static")
     (source / "conf.py").write_text(
-        f"exec(compile(open({str(doc / 'conf.py')!r}).read(), 'conf.py', 'exec'))\n",
+        "import pathlib\n"
+        f"exec(compile(pathlib.Path({str(doc / 'conf.py')!r}).read_text(encoding='utf-8'), "
+        "'conf.py', 'exec'))\n",
         encoding="utf-8")
     out = tmp_path / "html"
     status = sphinx.build_main(["-q", "-b", "html", str(source), str(out)])

@@ -30,18 +30,21 @@ def decode_png(src):
 
 @pytest.fixture(scope="module")
 def faith_result():
-    from skfair_audit.faith import faith_audit
+    from skfair_audit.faith import DegenerateMetricWarning, faith_audit
 
     counts = np.array([300, 200, 250, 250])
     loss = np.array([0.0, 1.0, 1.0, 0.0])
     labels = np.array([0, 0, 1, 1])
     forbidden = labels[:, None] != labels[None, :]
-    return faith_audit(
-        counts, loss, np.zeros((4, 4)), epsilon=0.0, forbidden=forbidden, delta=0.3,
-        n_resamples=200, random_state=0,
-        cell_names=["g=a, y=0", "g=b, y=0", "g=a, y=1", "g=b, y=1"],
-        cell_features=[["a"], ["b"], ["a"], ["b"]], feature_names=["g"], cell_labels=labels,
-    )
+    # Every correct decision of this toy flips with the group, for free: the audit says so.
+    with pytest.warns(DegenerateMetricWarning):
+        return faith_audit(
+            counts, loss, np.zeros((4, 4)), epsilon=0.0, forbidden=forbidden, delta=0.3,
+            n_resamples=200, random_state=0,
+            cell_names=["g=a, y=0", "g=b, y=0", "g=a, y=1", "g=b, y=1"],
+            cell_features=[["a"], ["b"], ["a"], ["b"]], feature_names=["g"],
+            cell_labels=labels,
+        )
 
 
 @pytest.fixture(scope="module")
