@@ -33,7 +33,7 @@ from skfair_audit.faith import (
     SVDSensitiveSubspaceMetric,
 )
 from skfair_audit.group import GroupDisparityAuditor
-from skfair_audit.model_selection import FairModelSelector
+from skfair_audit.model_selection import FairModelSelector, SensitiveFeaturesAdapter
 from skfair_audit.monitor import FairnessMonitor
 
 
@@ -71,6 +71,17 @@ def _selector():
 
 
 #: One instance per public estimator, as the common checks see it.
+class _TakesSensitiveFeatures(LogisticRegression):
+    """A classifier whose fit and predict take ``sensitive_features`` (as fairlearn's
+    mitigators do) and ignore them."""
+
+    def fit(self, X, y, sample_weight=None, *, sensitive_features=None):
+        return super().fit(X, y, sample_weight=sample_weight)
+
+    def predict(self, X, *, sensitive_features=None):
+        return super().predict(X)
+
+
 INSTANCES = {
     FaithAuditor: FaithAuditor(
         LogisticRegression(), space="empirical", n_resamples=50, random_state=0
@@ -80,6 +91,7 @@ INSTANCES = {
         random_state=0,
     ),
     FairModelSelector: _selector(),
+    SensitiveFeaturesAdapter: SensitiveFeaturesAdapter(_TakesSensitiveFeatures(), protected=0),
     FairnessMonitor: FairnessMonitor(["a"]),
     EuclideanMetric: EuclideanMetric(),
     MahalanobisMetric: MahalanobisMetric(np.eye(3)),
@@ -246,6 +258,7 @@ BAD_VALUES = {
         "auditor": {"epsilon": 0.0}, "on_none": "ignore", "refit": "yes",
         "random_state": "x", "n_jobs": "x", "verbose": -1,
     },
+    SensitiveFeaturesAdapter: {"estimator": "model", "protected": 1.5, "random_state": "x"},
     FairnessMonitor: {
         "protected": 3, "label": 3, "prediction": 3, "metric": 3, "pos_label": [1],
         "target": None, "alternative": "bogus", "epsilon0": "x", "procedure": "bogus",

@@ -175,8 +175,8 @@ def common_parameters(*names) -> tuple:
     ``"metric"``, ``"target"``, ``"pos_label"`` (the data parameters, which build the
     :class:`AuditSummary`), ``"alpha"``, ``"epsilon0"``, ``"scale"``, ``"p_star"``, ``"w0"``
     and ``"n_resamples"`` ... ``"verbose"`` one by one, or the groups ``"scaling"`` (scale,
-    p_star, w0) and ``"bootstrap"`` (n_resamples, batch_size, random_state, n_jobs,
-    verbose), with the constraints, defaults and documentation of the built-in procedures.
+    p_star, w0) and ``"bootstrap"`` (n_resamples, batch_size, memory_limit, random_state,
+    n_jobs, verbose), with the constraints, defaults and documentation of the built-in procedures.
 
     Parameters
     ----------
@@ -191,7 +191,7 @@ def common_parameters(*names) -> tuple:
     >>> [p.name for p in common_parameters("metric", "target", "alpha")]
     ['metric', 'target', 'alpha']
     >>> len(common_parameters("bootstrap"))
-    5
+    6
     """
     unknown = [n for n in names if n not in _COMMON]
     if unknown:

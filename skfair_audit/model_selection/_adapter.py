@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.metrics import accuracy_score
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._utils import (
     COLUMN_LIST,
@@ -137,10 +137,15 @@ class SensitiveFeaturesAdapter(ClassifierMixin, MetaEstimatorMixin, BaseEstimato
         """
         check_params(self.get_params(deep=False), self._parameter_constraints,
                      type(self).__name__)
-        check_classification_targets(y)
+        # Checked (shape, emptiness, NaN labels; n_features_in_, feature_names_in_) but
+        # passed on as given: the estimator may want the DataFrame and its dtypes.
+        _, y_checked = validate_data(self, X, y, reset=True, dtype=None,
+                                     ensure_all_finite=False)
+        check_classification_targets(y_checked)
         self.estimator_ = clone(self.estimator).fit(
             X, y, sensitive_features=self._sensitive(X), **fit_params)
-        self.classes_ = np.asarray(getattr(self.estimator_, "classes_", np.unique(y)))
+        classes = getattr(self.estimator_, "classes_", None)
+        self.classes_ = np.unique(y_checked) if classes is None else np.asarray(classes)
         self.predict_seed_ = None if self.random_state is None else int_seed(self.random_state)
         return self
 
@@ -156,6 +161,7 @@ class SensitiveFeaturesAdapter(ClassifierMixin, MetaEstimatorMixin, BaseEstimato
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
+        validate_data(self, X, reset=False, dtype=None, ensure_all_finite=False)
         method = self.estimator_.predict
         kwargs = {}
         if _accepts(method, "sensitive_features"):

@@ -377,7 +377,7 @@ def test_refit_false_has_no_predict(data):
         ({"auditor": {"epsilon": 0.0}}, "auditor must be None or a FaithAuditor"),
         ({"delta": -0.1}, "delta"),
         ({"delta": float("nan")}, "delta"),
-        ({"cv": 1.5}, r"cv must be .* a number in \(0, 1\)"),
+        ({"cv": 1.5}, r"cv must be a float in \(0, 1\)"),
         ({"on_none": "ignore"}, "on_none"),
     ],
 )
