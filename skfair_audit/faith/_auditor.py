@@ -975,8 +975,8 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         if self.space_kind_ != "grid":
             raise ValueError(
-                "audit_counts needs space='grid': the empirical sample space is built from the "
-                "audit rows themselves."
+                "audit_counts needs space='grid' (cell counts); on a reference set audit the "
+                "distinct rows instead (summarize, then audit_summary)."
             )
         return self._audit(self.space_, counts, self.transport_problem_)
 
