@@ -28,9 +28,7 @@ import sys
 import warnings
 
 import numpy as np
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from _timing import best_time  # noqa: E402
+from _common import best_time
 
 OUT = pathlib.Path(__file__).resolve().parent / "results" / "group_ratio_speed.json"
 

@@ -728,7 +728,7 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         product of every row with every level (:func:`reference_moves`, dense costs).
         """
         if self.forbidden is None:
-            built = self._reference_rows_problem(X, y)
+            built = self._reference_cells_problem(self._audit_rows(X, y))
             if built is not None:
                 return built
         return self._reference_product_problem(X, y)
@@ -747,11 +747,6 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
         values = self._reference_space().encode(_select(X, self._features(X)))
         self._warn_unseen_levels(values)
         return AuditRows.from_rows(values, np.searchsorted(self.classes_, y))
-
-    def _reference_rows_problem(self, X, y):
-        """:meth:`_reference_problem` from nearest-neighbour queries per audit row (a
-        linear-map metric), or None when the metric has no points."""
-        return self._reference_cells_problem(self._audit_rows(X, y))
 
     def _reference_cells_problem(self, summary):
         """Cells, counts and transport problem of an :class:`AuditRows` summary, or None

@@ -301,10 +301,8 @@ def bias_audit_table(outcomes, sensitive, *, mode="selection", pos_label=1,
         ratios (the rule allows 2%).
     depth : int, optional
         Most columns intersected at once (default all).
-    n_resamples, batch_size, random_state, n_jobs, verbose
+    n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose
         Bootstrap controls.
-    memory_limit : int, float, str or None, default="2GiB"
-        Memory budget of the bootstrap, as in :func:`certify_bounds`.
 
     Returns
     -------

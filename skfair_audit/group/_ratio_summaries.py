@@ -287,10 +287,8 @@ def disparity_summaries(y, y_pred, groups, *, alpha=0.1, pos_label=None,
         Positive label (default 1).
     equalized_odds : bool, optional
         Also the true/false positive rate summaries (default: when ``y`` has both classes).
-    n_resamples, batch_size, random_state, n_jobs, verbose
+    n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose
         Bootstrap controls.
-    memory_limit : int, float, str or None, default="2GiB"
-        Memory budget of the bootstrap, as in :func:`certify_bounds`.
 
     Returns
     -------

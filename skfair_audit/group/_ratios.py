@@ -635,10 +635,8 @@ def summary_ratio_bounds(summary, *, denominator="max", alternative="two-sided",
         ``"max"``: family of every group (the maximum is taken per family).
     exclude_small : bool
         Groups under ``min_share`` get no ratio (reason given), as Local Law 144 allows.
-    n_resamples, batch_size, random_state, n_jobs, verbose
+    n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose
         Bootstrap controls.
-    memory_limit : int, float, str or None, default="2GiB"
-        Memory budget of the bootstrap, as in :func:`certify_bounds`.
 
     Returns
     -------
@@ -702,10 +700,8 @@ def ratio_bounds(y, y_pred, groups, *, metric="selection_rate", denominator="max
         ``"max"``: share of the audit sample a group needs to be a candidate maximum.
     p_star : float
         Floor of :math:`P_n(G)` in the scales.
-    n_resamples, batch_size, random_state, n_jobs, verbose
+    n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose
         Bootstrap controls, as in :func:`certify_bounds`.
-    memory_limit : int, float, str or None, default="2GiB"
-        Memory budget of the bootstrap, as in :func:`certify_bounds`.
 
     Returns
     -------
@@ -752,10 +748,8 @@ def certify_ratio(y, y_pred, groups, *, metric="selection_rate", denominator="ma
         The ratio :math:`r_0` (0.8: the EEOC's four-fifths rule).
     y, y_pred, groups, metric, denominator, alpha, min_share, p_star, pos_label
         As in :func:`ratio_bounds`.
-    n_resamples, batch_size, random_state, n_jobs, verbose
+    n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose
         Bootstrap controls.
-    memory_limit : int, float, str or None, default="2GiB"
-        Memory budget of the bootstrap, as in :func:`certify_bounds`.
 
     Returns
     -------
@@ -1033,10 +1027,8 @@ def summary_flag_ratios(summary, *, denominator="max", threshold=FOUR_FIFTHS,
     se : {"bootstrap", "delta"}
     min_share, p_star, families
         As in :func:`summary_ratio_bounds`.
-    n_resamples, batch_size, random_state, n_jobs, verbose
+    n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose
         Bootstrap controls (``se="bootstrap"``).
-    memory_limit : int, float, str or None, default="2GiB"
-        Memory budget of the bootstrap, as in :func:`certify_bounds`.
 
     Returns
     -------
@@ -1113,10 +1105,8 @@ def flag_ratios(y, y_pred, groups, *, metric="selection_rate", denominator="max"
     se : {"bootstrap", "delta"}
     y, y_pred, groups, metric, denominator, min_share, p_star, pos_label
         As in :func:`ratio_bounds`.
-    n_resamples, batch_size, random_state, n_jobs, verbose
+    n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose
         Bootstrap controls (``se="bootstrap"``).
-    memory_limit : int, float, str or None, default="2GiB"
-        Memory budget of the bootstrap, as in :func:`certify_bounds`.
 
     Returns
     -------
