@@ -88,17 +88,48 @@ PROTECTED_COLUMNS = Predicate(
 )
 
 
+class _MetricBase(BaseEstimator):
+    """What every fair metric shares: the check of its parameters against their constraints."""
+
+    def _check_params(self):
+        check_params(self.get_params(deep=False), self._parameter_constraints,
+                     type(self).__name__)
+
+
 class _FixedMetricMixin:
-    """Tags of a metric given by its parameters: ``fit`` only checks them (``requires_fit`` off).
+    """A metric given by its parameters: ``fit`` only checks them (``requires_fit`` off).
 
     ``transform`` and ``cost_matrix`` work without ``fit``, so scikit-learn's checks that an
-    unfitted estimator refuses to transform do not apply.
+    unfitted estimator refuses to transform do not apply. Subclasses check ``X`` (and record
+    what they learn of it) in ``_check_input``.
     """
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.requires_fit = False
         return tags
+
+    def fit(self, X=None, y=None):
+        """Check the parameters, and ``X`` if given; the metric is fixed, nothing is learned.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), default=None
+            Points in the metric's coordinates (for :class:`PrecomputedMetric`, one row per
+            cell). Their width must match the parameters and is recorded as
+            ``n_features_in_`` (their number of rows as ``n_cells_``, for a precomputed
+            matrix).
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The metric.
+        """
+        self._check_params()
+        self._check_input(X)
+        return self
 
 
 def check_cost_matrix(cost, n_cells=None, *, name="cost"):
@@ -222,8 +253,13 @@ def _power_of_distance(squared, exponent):
     return np.sqrt(squared) ** exponent
 
 
-class _LinearMapMetric(TransformerMixin, BaseEstimator):
+class _LinearMapMetric(TransformerMixin, _MetricBase):
     """Cost ``|T(x) - T(x')|**exponent`` for a linear map ``T``; subclasses define ``transform``."""
+
+    def _fitted_points(self, X, attribute):
+        """``X`` checked against the data of ``fit`` (fitted: ``attribute`` is set)."""
+        check_is_fitted(self, attribute)
+        return validate_data(self, X, reset=False, dtype=np.float64)
 
     def cost_matrix(self, A, B=None):
         """Pairwise costs ``d(a_i, b_j) ** exponent``.
@@ -464,8 +500,7 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         self.max_iter = max_iter
 
     def _check_params(self):
-        check_params(self.get_params(deep=False), self._parameter_constraints,
-                     type(self).__name__)
+        super()._check_params()
         min_auc = self.min_auc
         if min_auc is not None and (
             not isinstance(min_auc, numbers.Real) or isinstance(min_auc, bool)
@@ -526,8 +561,7 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         weight = _check_weight(sample_weight, X.shape[0])
         n_features = X.shape[1]
         groups = _protected_groups(self.protected_columns, n_features)
-        protected = sorted({j for group in groups for j in group})
-        unprotected = np.setdiff1d(np.arange(n_features), protected)
+        protected, unprotected = _split_columns(groups, n_features)
 
         scale = column_scale(X, weight, self.standardize)
         scale[protected] = 1.0
@@ -587,8 +621,7 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         )
         unit_vectors = np.eye(n_features)[protected]
         basis = _orthonormal_row_basis(np.vstack([components, unit_vectors]))
-        projector = np.eye(n_features) - basis.T @ basis
-        projector = (projector + projector.T) / 2.0
+        projector = _complement_projector(basis)
         self.scale_ = scale
         self.projector_ = projector
         self.sigma_ = projector / scale[:, None] / scale[None, :]
@@ -644,8 +677,7 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         X_fair : ndarray of shape (n_samples, n_features)
             ``(X / scale_) @ projector_``.
         """
-        check_is_fitted(self, "projector_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = self._fitted_points(X, "projector_")
         return (X / self.scale_) @ self.projector_
 
     def _sensitive_components(self):
@@ -767,6 +799,18 @@ def _protected_groups(protected_columns, n_features):
     return groups
 
 
+def _split_columns(groups, n_features):
+    """The protected columns of ``groups`` (sorted) and the other columns of the data."""
+    protected = sorted({j for group in groups for j in group})
+    return protected, np.setdiff1d(np.arange(n_features), protected)
+
+
+def _complement_projector(basis):
+    """``I - B^T B``, the projector off the span of the orthonormal rows ``B``, made symmetric."""
+    projector = np.eye(basis.shape[1]) - basis.T @ basis
+    return (projector + projector.T) / 2.0
+
+
 def _attribute_levels(columns):
     """Level of each row for a protected attribute stored in one or several columns."""
     if columns.shape[1] == 1:
@@ -832,21 +876,15 @@ class MahalanobisMetric(_FixedMetricMixin, _LinearMapMetric):
         self.sigma = sigma
         self.exponent = exponent
 
-    def fit(self, X=None, y=None):
-        """Check ``sigma`` (and the width of ``X`` if given); the metric is fixed.
-
-        Returns
-        -------
-        self : MahalanobisMetric
-        """
-        check_params(self.get_params(deep=False), self._parameter_constraints,
-                     type(self).__name__)
-        sigma = _check_psd(self.sigma)
-        if X is not None:
-            X = _check_points(X, "X")
-            _check_width(X, sigma.shape[0])
+    def _check_input(self, X):
+        sigma = _check_psd(self.sigma) if X is None else self._sigma_and_points(X)[0]
         self.n_features_in_ = sigma.shape[0]
-        return self
+
+    def _sigma_and_points(self, X):
+        sigma = _check_psd(self.sigma)
+        X = _check_points(X, "X")
+        _check_width(X, sigma.shape[0])
+        return sigma, X
 
     def transform(self, X):
         """Map points by the PSD square root of ``sigma``: ``X @ sigma**(1/2)``.
@@ -859,9 +897,7 @@ class MahalanobisMetric(_FixedMetricMixin, _LinearMapMetric):
         -------
         X_fair : ndarray of shape (n_samples, n_features)
         """
-        sigma = _check_psd(self.sigma)
-        X = _check_points(X, "X")
-        _check_width(X, sigma.shape[0])
+        sigma, X = self._sigma_and_points(X)
         return X @ _psd_sqrt(sigma)
 
 
@@ -927,19 +963,10 @@ class EuclideanMetric(_FixedMetricMixin, _LinearMapMetric):
         self.columns = columns
         self.exponent = exponent
 
-    def fit(self, X=None, y=None):
-        """Check the parameters; records ``n_features_in_`` if ``X`` is given.
-
-        Returns
-        -------
-        self : EuclideanMetric
-        """
-        check_params(self.get_params(deep=False), self._parameter_constraints,
-                     type(self).__name__)
+    def _check_input(self, X):
         if X is not None:
             X = validate_data(self, X, reset=True, dtype=np.float64)
             self._columns(X.shape[1])
-        return self
 
     def _columns(self, n_features):
         if self.columns is None:
@@ -969,7 +996,7 @@ class EuclideanMetric(_FixedMetricMixin, _LinearMapMetric):
         return X[:, self._columns(X.shape[1])]
 
 
-class PrecomputedMetric(_FixedMetricMixin, BaseEstimator):
+class PrecomputedMetric(_FixedMetricMixin, _MetricBase):
     """A user-given cost matrix over the cells of a sample space.
 
     Parameters
@@ -998,22 +1025,13 @@ class PrecomputedMetric(_FixedMetricMixin, BaseEstimator):
     def __init__(self, cost):
         self.cost = cost
 
-    def fit(self, X=None, y=None):
-        """Validate the cost matrix; ``X`` (if given) must have one row per cell.
-
-        Returns
-        -------
-        self : PrecomputedMetric
-        """
-        check_params(self.get_params(deep=False), self._parameter_constraints,
-                     type(self).__name__)
+    def _check_input(self, X):
         cost = check_cost_matrix(self.cost)
         if X is not None and len(X) != cost.shape[0]:
             raise ValueError(
                 f"the precomputed cost matrix has {cost.shape[0]} cells but X has {len(X)} rows."
             )
         self.n_cells_ = cost.shape[0]
-        return self
 
     def cost_matrix(self, A=None, B=None):
         """Return the validated cost matrix.
@@ -1041,7 +1059,7 @@ class PrecomputedMetric(_FixedMetricMixin, BaseEstimator):
         return cost
 
 
-class CallableMetric(_FixedMetricMixin, BaseEstimator):
+class CallableMetric(_FixedMetricMixin, _MetricBase):
     """Cost ``func(a, b) ** exponent`` for a user distance function.
 
     Parameters
@@ -1075,18 +1093,9 @@ class CallableMetric(_FixedMetricMixin, BaseEstimator):
         self.func = func
         self.exponent = exponent
 
-    def fit(self, X=None, y=None):
-        """Check the parameters (and ``X``, if given: its width is recorded).
-
-        Returns
-        -------
-        self : CallableMetric
-        """
-        check_params(self.get_params(deep=False), self._parameter_constraints,
-                     type(self).__name__)
+    def _check_input(self, X):
         if X is not None:
             validate_data(self, X, reset=True, dtype=None, ensure_all_finite=False)
-        return self
 
     def cost_matrix(self, A, B=None):
         """Pairwise costs ``func(a_i, b_j) ** exponent``.

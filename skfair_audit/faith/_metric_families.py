@@ -22,15 +22,17 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from .._utils import BOOLEAN, POSITIVE_INT, Interval, check_params
+from .._utils import BOOLEAN, POSITIVE_INT, Interval
 from ._metric import (
     EXPONENT,
     PROTECTED_COLUMNS,
     _check_weight,
+    _complement_projector,
     _LinearMapMetric,
     _orthonormal_row_basis,
     _protected_groups,
     _psd_sqrt,
+    _split_columns,
 )
 from ._metric_learning import (
     check_n_components,
@@ -114,13 +116,11 @@ class ProtectedEuclideanMetric(_LinearMapMetric):
         -------
         self : ProtectedEuclideanMetric
         """
-        check_params(self.get_params(deep=False), self._parameter_constraints,
-                     type(self).__name__)
+        self._check_params()
         X = validate_data(self, X, reset=True, dtype=np.float64)
         weight = _check_weight(sample_weight, X.shape[0])
         groups = _protected_groups(self.protected_columns, X.shape[1])
-        protected = sorted({j for group in groups for j in group})
-        self.columns_ = np.setdiff1d(np.arange(X.shape[1]), protected)
+        _, self.columns_ = _split_columns(groups, X.shape[1])
         self.scale_ = column_scale(X, weight, self.standardize)
         self.protected_groups_ = groups
         return self
@@ -136,8 +136,7 @@ class ProtectedEuclideanMetric(_LinearMapMetric):
         -------
         X_fair : ndarray of shape (n_samples, n_non_protected_columns)
         """
-        check_is_fitted(self, "columns_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = self._fitted_points(X, "columns_")
         return X[:, self.columns_] / self.scale_[self.columns_]
 
 
@@ -234,8 +233,7 @@ class ExploreMetric(_LinearMapMetric):
         -------
         self : ExploreMetric
         """
-        check_params(self.get_params(deep=False), self._parameter_constraints,
-                     type(self).__name__)
+        self._check_params()
         if y is None:
             raise ValueError(
                 "ExploreMetric is learned from judged pairs: fit(np.hstack([X1, X2]), y) with "
@@ -397,8 +395,7 @@ class SVDSensitiveSubspaceMetric(_LinearMapMetric):
         -------
         self : SVDSensitiveSubspaceMetric
         """
-        check_params(self.get_params(deep=False), self._parameter_constraints,
-                     type(self).__name__)
+        self._check_params()
         if y is None:
             raise ValueError(
                 "SVDSensitiveSubspaceMetric needs the groups of comparable individuals: "
@@ -417,10 +414,9 @@ class SVDSensitiveSubspaceMetric(_LinearMapMetric):
                 "identical): there is no sensitive direction to learn."
             )
         components = _orthonormal_row_basis(vt[:n_keep])
-        projector = np.eye(X.shape[1]) - components.T @ components
         self.components_ = components
         self.explained_share_ = share[:n_keep]
-        self.projector_ = (projector + projector.T) / 2.0
+        self.projector_ = _complement_projector(components)
         return self
 
     def transform(self, X):
@@ -434,8 +430,7 @@ class SVDSensitiveSubspaceMetric(_LinearMapMetric):
         -------
         X_fair : ndarray of shape (n_samples, n_features)
         """
-        check_is_fitted(self, "projector_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = self._fitted_points(X, "projector_")
         return X @ self.projector_
 
     def _sensitive_components(self):
