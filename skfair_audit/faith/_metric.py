@@ -500,6 +500,7 @@ class SensitiveSubspaceMetric(_LinearMapMetric):
         self.max_iter = max_iter
 
     def _check_params(self):
+        """The checks of every metric and those across parameters; returns the C values to try."""
         super()._check_params()
         min_auc = self.min_auc
         if min_auc is not None and (
