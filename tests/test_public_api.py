@@ -29,11 +29,6 @@ CHECKS = {"GL08", "SS01", "PR01", "PR02", "RT01"}
 #: (issues 11-13): listed here rather than edited in parallel; the lead clears the list when
 #: merging (the test fails once an entry is fixed, so that the list only shrinks).
 PENDING = {
-    ("faith", "FaithAuditor", "audit_value"), ("faith", "FaithAuditor", "score"),
-    ("faith", "FaithResult", "plot"), ("faith", "MahalanobisMetric", "fit"),
-    ("faith", "EuclideanMetric", "fit"), ("faith", "PrecomputedMetric", "fit"),
-    ("faith", "CallableMetric", "fit"), ("faith", "GridSpace", "feature_row_index"),
-    ("faith", "EmpiricalSpace", "feature_row_index"), ("faith", "EmpiricalSpace", "encode"),
     ("model_selection", "FairModelSelector", "score"),
     ("model_selection", "CoefficientPath", "selected_features"),
 }

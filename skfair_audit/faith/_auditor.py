@@ -1095,12 +1095,38 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
             self.frozen)
 
     def audit_value(self, X, y):
-        """The FaiTH statistic ψ(f_n) on ``(X, y)``, without the bootstrap."""
+        """The FaiTH statistic ψ(f_n) on ``(X, y)``, without the bootstrap.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Audit rows (disjoint from the model's training data).
+        y : array-like of shape (n_samples,)
+            Their labels.
+
+        Returns
+        -------
+        float
+            ψ(f_n) at the auditor's ``epsilon``.
+        """
         _, counts, problem = self._audit_problem(X, y)
         return float(problem.value(counts / counts.sum(), float(self.epsilon)))
 
     def score(self, X, y):
-        """``-ψ(f_n)``: the negated FaiTH statistic (higher is fairer), for model selection."""
+        """``-ψ(f_n)``: the negated FaiTH statistic (higher is fairer), for model selection.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Audit rows.
+        y : array-like of shape (n_samples,)
+            Their labels.
+
+        Returns
+        -------
+        float
+            ``-self.audit_value(X, y)``.
+        """
         return -self.audit_value(X, y)
 
 

@@ -575,6 +575,19 @@ class FaithResult(AuditResult):
         """Heat maps of the adversarial count changes ``n(Q − f_n)`` by cell, one per label.
 
         See :func:`~skfair_audit.faith.plot_count_changes`.
+
+        Parameters
+        ----------
+        rows, columns : list of str, optional
+            Features on the rows and columns of each panel.
+        ax : matplotlib Axes or array of Axes, optional
+            One axis per label; created if omitted.
+        cmap : str
+            Matplotlib colour map (diverging: gains red, losses blue by default).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
         """
         from ._plot import plot_count_changes
 

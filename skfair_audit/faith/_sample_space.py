@@ -679,7 +679,17 @@ class GridSpace(_CellSpace):
         return self._codes_grid(tuple(lv.size for lv in self.levels))
 
     def feature_row_index(self, X):
-        """Feature row (index into ``feature_cells``) of each row of ``X``."""
+        """Feature row (index into ``feature_cells``) of each row of ``X``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like
+            Rows with the grid features; their values must be levels of the grid.
+
+        Returns
+        -------
+        ndarray of int, shape (n_samples,)
+        """
         codes = self._row_codes(X)
         return np.ravel_multi_index(tuple(codes.T), tuple(lv.size for lv in self.levels))
 
@@ -923,7 +933,17 @@ class EmpiricalSpace(_CellSpace):
         return cls(names, cells, classes, tuple(protected), observed, input_type, tuple(dtypes))
 
     def feature_row_index(self, X):
-        """Feature row (index into ``feature_cells``) of each row of ``X``."""
+        """Feature row (index into ``feature_cells``) of each row of ``X``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like
+            Rows with the space's features; each must be one of its ``feature_cells``.
+
+        Returns
+        -------
+        ndarray of int, shape (n_samples,)
+        """
         _, values, _ = _numeric_matrix(X, self.feature_names, self.input_type)
         return _match_rows(values, self.feature_cells, strict=True)
 
@@ -942,7 +962,17 @@ class EmpiricalSpace(_CellSpace):
         return np.array([str(name) for name in self.feature_names], dtype=object)
 
     def encode(self, X):
-        """The features of ``X`` as a float matrix in the space's column order (no scaling)."""
+        """The features of ``X`` as a float matrix in the space's column order (no scaling).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like
+            Rows with the space's features.
+
+        Returns
+        -------
+        X_encoded : ndarray of shape (n_samples, n_features)
+        """
         return _numeric_matrix(X, self.feature_names, self.input_type)[1]
 
     def encode_feature_cells(self):
