@@ -19,7 +19,7 @@ from sklearn.model_selection import (
     check_cv,
 )
 from sklearn.pipeline import Pipeline
-from sklearn.utils import ClassifierTags, _safe_indexing, get_tags, indexable
+from sklearn.utils import ClassifierTags, get_tags, indexable
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -45,6 +45,7 @@ from .._utils import (
     html_table,
     html_verdict,
     int_seed,
+    take_rows,
 )
 from ..faith import FaithAuditor
 from ._criteria import (
@@ -616,7 +617,7 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """The chosen candidate fit on the training part of the single split."""
         n_rows = np.shape(X)[0]
         fold_params = {
-            key: _safe_indexing(value, train)
+            key: take_rows(value, train)
             if (hasattr(value, "__len__") or hasattr(value, "shape"))
             and not isinstance(value, str | dict) and np.shape(value)[:1] == (n_rows,)
             else value
@@ -624,7 +625,7 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         }
         start = time.perf_counter()
         model = clone(estimator).set_params(**self.best_params_).fit(
-            _safe_indexing(X, train), _safe_indexing(y, train), **fold_params)
+            take_rows(X, train), take_rows(y, train), **fold_params)
         return model, time.perf_counter() - start
 
     # -- delegation ---------------------------------------------------------------------
