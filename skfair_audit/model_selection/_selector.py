@@ -146,6 +146,21 @@ def _estimator_has(attr):
     return check
 
 
+def _delegated(method, doc):
+    """The method ``method(X)`` of :class:`FairModelSelector`: the chosen model's, available
+    when that model has it (checks that it was refit and validates ``X`` first)."""
+
+    def delegated(self, X):
+        self._check_refit(method)
+        self._validate_X_y(X, reset=False)
+        return getattr(self.best_estimator_, method)(X)
+
+    delegated.__name__ = method
+    delegated.__qualname__ = f"FairModelSelector.{method}"
+    delegated.__doc__ = doc
+    return available_if(_estimator_has(method))(delegated)
+
+
 class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     r"""Choose the most accurate model among those that pass a fairness test (FaiTH by default).
 
@@ -637,33 +652,12 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 "refit on all the data."
             )
 
-    @available_if(_estimator_has("predict"))
-    def predict(self, X):
-        """Predict with the chosen model (``best_estimator_``)."""
-        self._check_refit("predict")
-        self._validate_X_y(X, reset=False)
-        return self.best_estimator_.predict(X)
-
-    @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X):
-        """Class probabilities of the chosen model."""
-        self._check_refit("predict_proba")
-        self._validate_X_y(X, reset=False)
-        return self.best_estimator_.predict_proba(X)
-
-    @available_if(_estimator_has("predict_log_proba"))
-    def predict_log_proba(self, X):
-        """Log class probabilities of the chosen model."""
-        self._check_refit("predict_log_proba")
-        self._validate_X_y(X, reset=False)
-        return self.best_estimator_.predict_log_proba(X)
-
-    @available_if(_estimator_has("decision_function"))
-    def decision_function(self, X):
-        """Decision function of the chosen model."""
-        self._check_refit("decision_function")
-        self._validate_X_y(X, reset=False)
-        return self.best_estimator_.decision_function(X)
+    predict = _delegated("predict", "Predict with the chosen model (``best_estimator_``).")
+    predict_proba = _delegated("predict_proba", "Class probabilities of the chosen model.")
+    predict_log_proba = _delegated("predict_log_proba",
+                                   "Log class probabilities of the chosen model.")
+    decision_function = _delegated("decision_function",
+                                   "Decision function of the chosen model.")
 
     def score(self, X, y, sample_weight=None):
         """The chosen model's ``score`` (accuracy for classifiers)."""
