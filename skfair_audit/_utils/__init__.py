@@ -36,7 +36,12 @@ from ._html import (
 )
 from ._indexing import take_rows
 from ._optional import import_optional, user_stacklevel
-from ._results import ConfidenceInterval, check_confidence_level, records_to_frame
+from ._results import (
+    ConfidenceInterval,
+    check_confidence_level,
+    columns_to_frame,
+    records_to_frame,
+)
 from ._seeds import int_seed, seed_sequence
 from ._text import format_value, json_safe
 from ._validation import (

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._utils import ConfidenceInterval, import_optional
+from .._utils import ConfidenceInterval, columns_to_frame
 from ..results import ResultTable, Verdict
 from ._bootstrap import disparity_range, group_scales, simultaneous_bounds
 from ._protocol import BOUND_SIDES, GroupAuditResult, plot_axes
@@ -72,11 +72,9 @@ class _GroupLookup(GroupAuditResult):
 
     def _frame(self, **columns):
         """The frame of ``to_frame()``: group, size, value and estimate, then ``columns``."""
-        pd = import_optional("pandas", "build a DataFrame from a result")
-        frame = pd.DataFrame({"group": list(self.names), "size": self.sizes,
-                              "value": self.group_values, "estimate": self.estimates,
-                              **columns})
-        return frame.set_index("group")
+        return columns_to_frame({"group": list(self.names), "size": self.sizes,
+                                 "value": self.group_values, "estimate": self.estimates,
+                                 **columns}, index="group")
 
     def _claimed_bounds(self, decided, claim):
         """``claim`` (a ``(low, high)`` pair) as the interval of the ``decided`` groups, the
@@ -797,11 +795,10 @@ class EqualizedOddsResult(GroupAuditResult):
         -------
         pandas.DataFrame
         """
-        pd = import_optional("pandas", "build a DataFrame from a result")
         data = {"group": list(self.names), "worst_disparity": self.worst_disparity}
         if self.certified is not None:
             data["certified"] = self.certified
-        return pd.DataFrame(data).set_index("group")
+        return columns_to_frame(data, index="group")
 
     def table(self) -> ResultTable:
         """One row per group with rows among both negatives and positives.

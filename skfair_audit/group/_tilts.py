@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._utils import ConfidenceInterval, import_optional
+from .._utils import ConfidenceInterval, columns_to_frame
 from ._bootstrap import critical_value, disparity_range, run_bootstrap, simultaneous_bounds
 from ._inference import _warn_if_degenerate
 from ._protocol import GroupAuditResult, plot_axes, target_words
@@ -278,12 +278,11 @@ class TiltAuditResult(GroupAuditResult):
         -------
         pandas.DataFrame
         """
-        pd = import_optional("pandas", "build a DataFrame from a result")
-        return pd.DataFrame({
+        return columns_to_frame({
             "tilt": list(self.names), "effective_size": self.sizes,
             "mass": self.masses, "value": self.group_values, "estimate": self.estimates,
             "lower": self.lower, "upper": self.upper,
-        }).set_index("tilt")
+        }, index="tilt")
 
     def worst(self):
         """Name of the extreme tilt with the lowest lower bound (``"upper"``: the highest
