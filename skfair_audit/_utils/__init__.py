@@ -4,9 +4,10 @@ Private: nothing here is public API (:class:`ConfidenceInterval`, returned by th
 is documented as :class:`skfair_audit.results.ConfidenceInterval`). The helpers are imported
 by the other subpackages by name: :func:`encode_categories` / :func:`level_codes`
 (the one categorical encoder and its missing-value rule), :func:`seed_sequence` /
-:func:`int_seed` (the one seed helper) and the declarative parameter validation
-(:func:`validate_params`, :func:`check_params` and the constraints), and the HTML
-building blocks of the report and of the results' notebook display (:mod:`._html`).
+:func:`int_seed` (the one seed helper), :func:`take_rows` (row selection), the declarative
+parameter validation (:func:`validate_params`, :func:`check_params` and the constraints),
+and the HTML building blocks of the report and of the results' notebook display
+(:mod:`._html`).
 """
 
 from ._encoding import (
@@ -33,8 +34,14 @@ from ._html import (
     html_verdict,
     png_data_uri,
 )
+from ._indexing import take_rows
 from ._optional import import_optional, user_stacklevel
-from ._results import ConfidenceInterval, check_confidence_level, records_to_frame
+from ._results import (
+    ConfidenceInterval,
+    check_confidence_level,
+    columns_to_frame,
+    records_to_frame,
+)
 from ._seeds import int_seed, seed_sequence
 from ._text import format_value, json_safe
 from ._validation import (
@@ -57,6 +64,5 @@ from ._validation import (
     column_list,
     column_positions,
     validate_params,
-    validate_value,
 )
 

@@ -48,3 +48,12 @@ def records_to_frame(records, index=None):
     if index is not None:
         frame = frame.set_index(index)
     return frame
+
+
+def columns_to_frame(columns, index=None):
+    """A :class:`pandas.DataFrame` from a dict of columns (pandas imported only here)."""
+    pd = import_optional("pandas", "build a DataFrame from a result")
+    frame = pd.DataFrame(columns)
+    if index is not None:
+        frame = frame.set_index(index)
+    return frame

@@ -75,16 +75,6 @@ class Interval(Constraint):
     allow_inf: bool = False
 
     def is_satisfied_by(self, value) -> bool:
-        """Whether ``value`` is admissible.
-
-        Parameters
-        ----------
-        value : object
-
-        Returns
-        -------
-        bool
-        """
         if isinstance(value, bool):
             return False
         if self.kind == "integral":
@@ -109,6 +99,8 @@ class Interval(Constraint):
                                   or (value < 0 and self.left is not None)):
             return False
         return True
+
+    is_satisfied_by.__doc__ = Constraint.is_satisfied_by.__doc__
 
     @property
     def description(self):
@@ -146,20 +138,12 @@ class Options(Constraint):
     values: tuple
 
     def is_satisfied_by(self, value) -> bool:
-        """Whether ``value`` is admissible.
-
-        Parameters
-        ----------
-        value : object
-
-        Returns
-        -------
-        bool
-        """
         try:
             return any(isinstance(value, type(v)) and bool(value == v) for v in self.values)
         except (TypeError, ValueError):
             return False
+
+    is_satisfied_by.__doc__ = Constraint.is_satisfied_by.__doc__
 
     @property
     def description(self):

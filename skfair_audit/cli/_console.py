@@ -156,6 +156,22 @@ def command_line(argv):
     return "skfair-audit " + " ".join(shlex.quote(a) for a in argv)
 
 
+def write_run_report(args, argv, progress, *, title, audited, outcome, data, sections,
+                     extras=()):
+    """Write the report of a subcommand's run into ``args.report``.
+
+    Every run's report has the same frame: the title, what was audited and the outcome in a
+    sentence each, a data section (the table ``data``), the audit's own ``sections``, the
+    command line ``argv`` that reruns it and the extras it needs (:func:`run_extras`).
+    """
+    from ..report import AuditReport, data_section
+
+    report = AuditReport(title=title, audited=audited, outcome=outcome,
+                         sections=(data_section(data), *sections),
+                         command=command_line(argv), extras=extras)
+    write_report(report, args.report, progress)
+
+
 def run_quietly(function, progress, *args, **kwargs):
     """Call ``function``, reporting the library's warnings as one line each."""
     with warnings.catch_warnings(record=True) as caught:

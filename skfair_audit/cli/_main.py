@@ -31,7 +31,6 @@ from ._console import (
     Progress,
     add_common,
     check_report_path,
-    command_line,
     finite,
     in_option_words,
     positive_int,
@@ -40,7 +39,7 @@ from ._console import (
     run_extras,
     run_quietly,
     target_option,
-    write_report,
+    write_run_report,
 )
 from ._faith import add_parser as add_faith_parser
 from ._io import (
@@ -352,30 +351,25 @@ def _run_group(args, argv=()) -> int:
 
 def _write_report(args, argv, frame, result, procedure, audited, outcome, epsilon0, progress):
     """The HTML/Markdown/JSON report of a group or tilt audit (``--report``)."""
-    from ..report import AuditReport, data_section, group_section
+    from ..report import group_section
 
     prediction = (f"prediction column {args.prediction!r}" if args.prediction else
                   f"score column {args.score!r} thresholded at {args.threshold:g}")
-    report = AuditReport(
-        title="Group-fairness audit",
+    write_run_report(
+        args, argv, progress, title="Group-fairness audit",
         audited=(f"The audit trail {args.data} ({len(frame):,} rows): label column "
                  f"{args.label!r}, {prediction}, "
                  + (f"{args.tilts} tilts of " if args.tilts else
                     "groups: intersections of ")
                  + f"{', '.join(args.protected)}."),
         outcome=outcome,
-        sections=(
-            data_section({"file": str(args.data), "rows": len(frame),
-                          "label": args.label, "prediction": prediction,
-                          "protected columns": ", ".join(args.protected),
-                          **audited}),
-            group_section(result, title=f"Group audit: {procedure}",
-                          target_description=str(args.target), epsilon0=epsilon0),
-        ),
-        command=command_line(argv),
+        data={"file": str(args.data), "rows": len(frame), "label": args.label,
+              "prediction": prediction, "protected columns": ", ".join(args.protected),
+              **audited},
+        sections=(group_section(result, title=f"Group audit: {procedure}",
+                                target_description=str(args.target), epsilon0=epsilon0),),
         extras=run_extras([args.data]),
     )
-    write_report(report, args.report, progress)
 
 
 def _run_tilts(args, frame, y, y_pred, pos_label, given, progress):

@@ -15,13 +15,12 @@ from ._console import (
     EXIT_PASS,
     EXIT_UNFAIR,
     Progress,
-    command_line,
     finite,
     positive_int,
     print_table,
     probability,
     target_option,
-    write_report,
+    write_run_report,
 )
 from ._io import UserError, read_table
 
@@ -113,7 +112,7 @@ def run_monitor(args, argv=()) -> int:
     """Fold the files into the state; print what changed; exit 1 on an alarm."""
     from .._utils import json_safe
     from ..monitor import FairnessMonitor
-    from ..report import AuditReport, data_section, monitor_section
+    from ..report import monitor_section
 
     progress = Progress(args.quiet)
     monitor = FairnessMonitor(
@@ -168,19 +167,15 @@ def run_monitor(args, argv=()) -> int:
         print(result.guarantee())
         print(f"Result: {result.verdict_summary()} -> exit code {code}")
     if args.report:
-        report = AuditReport(
-            title="Fairness monitoring",
+        write_run_report(
+            args, argv, progress, title="Fairness monitoring",
             audited=(f"The audit trail folded into {state} ({result.n_looks} looks, "
                      f"{result.n_rows:,} rows): label {args.label!r}, prediction "
                      f"{args.prediction!r}, groups: intersections of "
                      f"{', '.join(args.protected)}."),
             outcome=f"{result.verdict_summary()} (exit code {code}).",
-            sections=(
-                data_section({"state": str(state), "new files": ", ".join(args.trail),
-                              "looks": result.n_looks, "rows": result.n_rows}),
-                monitor_section(result),
-            ),
-            command=command_line(argv),
+            data={"state": str(state), "new files": ", ".join(args.trail),
+                  "looks": result.n_looks, "rows": result.n_rows},
+            sections=(monitor_section(result),),
         )
-        write_report(report, args.report, progress)
     return code

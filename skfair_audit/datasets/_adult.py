@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from sklearn.utils import Bunch
-
 from .._utils import import_optional
-from ._base import RemoteFile, fetch_file
+from ._base import RemoteFile, dataset_bunch, fetch_file
 
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/adult"
 
@@ -166,14 +164,9 @@ def fetch_adult(
     if sensitive.isna().to_numpy().any():
         raise ValueError(f"Unexpected race or sex labels; expected {SENSITIVE_LEVELS}.")
     descr = _describe(subset, dropna, len(frame))
-
-    if not as_frame:
-        frame = None
-        data = data.to_numpy(dtype=object)
-        target = target.to_numpy()
-        sensitive = sensitive.to_numpy(dtype=object)
-    return Bunch(
-        frame=frame,
+    return dataset_bunch(
+        as_frame,
+        frame,
         data=data,
         target=target,
         sensitive=sensitive,

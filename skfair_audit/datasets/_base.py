@@ -17,6 +17,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from sklearn.utils import Bunch
+
 #: Environment variable naming the data home (overridden by ``data_home=``).
 DATA_HOME_ENV = "SKFAIR_AUDIT_DATA"
 
@@ -227,3 +229,24 @@ def _remove_empty_folders(folders):
         except OSError:
             # Not empty (another process wrote there) or gone: leave it.
             break
+
+
+def dataset_bunch(as_frame, frame, **fields):
+    """The :class:`~sklearn.utils.Bunch` a loader returns: ``frame``, then ``fields`` in order.
+
+    With ``as_frame=False`` the frame is None and the pandas fields become arrays: numeric
+    Series keep their dtype, tables and categorical or text columns become ``object`` arrays;
+    other fields (names, descriptions, paths) are kept as given.
+    """
+    if not as_frame:
+        frame = None
+        fields = {key: _as_array(value) for key, value in fields.items()}
+    return Bunch(frame=frame, **fields)
+
+
+def _as_array(value):
+    if not hasattr(value, "to_numpy"):
+        return value
+    if value.ndim == 1 and value.dtype.kind in "biuf":
+        return value.to_numpy()
+    return value.to_numpy(dtype=object)

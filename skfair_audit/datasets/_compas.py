@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from sklearn.utils import Bunch
-
 from .._utils import import_optional
-from ._base import RemoteFile, fetch_file
+from ._base import RemoteFile, dataset_bunch, fetch_file
 
 _COMMIT = "bafff5da3f2e45eca6c2d5055faad269defd135a"
 _REPOSITORY = "https://github.com/propublica/compas-analysis"
@@ -187,16 +185,9 @@ def fetch_compas(
     )
     sensitive = data.loc[:, list(_SENSITIVE)]
     descr = _describe(preprocessing, filter_text, len(frame), list(raw.columns))
-
-    if not as_frame:
-        frame = None
-        data = data.to_numpy(dtype=object)
-        target = target.to_numpy()
-        score = score.to_numpy()
-        score_text = score_text.to_numpy(dtype=object)
-        sensitive = sensitive.to_numpy(dtype=object)
-    return Bunch(
-        frame=frame,
+    return dataset_bunch(
+        as_frame,
+        frame,
         data=data,
         target=target,
         score=score,

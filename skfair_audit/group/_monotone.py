@@ -51,10 +51,8 @@ from .._utils import (
     STRING,
     Interval,
     Options,
-    import_optional,
     validate_params,
 )
-from ._bootstrap import critical_value, run_bootstrap
 from ._metrics import as_array
 from ._protocol import BOUND_SIDES
 from ._summary import (
@@ -68,11 +66,11 @@ from ._tilts import (
     TILT_SCALES,
     TiltAuditResult,
     TiltBound,
+    calibrate,
     cell_sums,
     effective_size,
     replicate_cell_sums,
     scale_factor,
-    side_distribution,
     summary_sd,
     tilt_bounds,
 )
@@ -516,9 +514,7 @@ class MonotoneTiltResult(TiltAuditResult):
         -------
         matplotlib Axes
         """
-        plt = import_optional("matplotlib.pyplot", "plot a tilt audit")
-        if ax is None:
-            _, ax = plt.subplots(figsize=(7, 4))
+        ax = self._axes(ax)
         worst = self._worst_index()
         thresholds = self._thresholds()
         start = 0
@@ -686,11 +682,9 @@ def monotone_tilt_bounds(
     estimates = np.concatenate([process.vertices(d)[2] for d in directions])
     process = MonotoneProcess(mass_c, centred_c, summary.n, directions, scale, sd, p_star,
                               method, (float(estimates.min()), float(estimates.max())))
-    sups = run_bootstrap(summary, process, n_resamples, batch_size=batch_size,
-                         memory_limit=memory_limit,
-                         random_state=random_state, n_jobs=n_jobs, verbose=verbose)
-    dist = side_distribution(sups, alternative)
-    c = critical_value(dist, alpha)
+    dist, c = calibrate(summary, process, n_resamples, alternative, alpha,
+                        batch_size=batch_size, memory_limit=memory_limit,
+                        random_state=random_state, n_jobs=n_jobs, verbose=verbose)
     counts = summary.stats.moments[0].sum(axis=1)
     names, sizes, masses, ests, factors = [], [], [], [], []
     for d in directions:

@@ -43,10 +43,8 @@ from .._utils import (
     STRING,
     Interval,
     Options,
-    import_optional,
     validate_params,
 )
-from ._bootstrap import critical_value, run_bootstrap
 from ._metrics import as_array
 from ._summary import (
     ALTERNATIVES,
@@ -58,10 +56,10 @@ from ._summary import (
 from ._tilts import (
     TiltAuditResult,
     TiltBound,
+    calibrate,
     cell_sums,
     effective_size,
     replicate_cell_sums,
-    side_distribution,
     summary_sd,
     tilt_bounds,
 )
@@ -286,9 +284,7 @@ class PolynomialTiltResult(TiltAuditResult):
         -------
         matplotlib Axes
         """
-        plt = import_optional("matplotlib.pyplot", "plot a tilt audit")
-        if ax is None:
-            _, ax = plt.subplots(figsize=(7, 4))
+        ax = self._axes(ax)
         worst = self._worst_index()
         lo, hi = self._cells.min(axis=0), self._cells.max(axis=0)
         if self._cells.shape[1] == 1:
@@ -481,11 +477,9 @@ def polynomial_tilt_bounds(
     sd = summary_sd(summary)
     process = PolynomialProcess(whitened, mass_c, centred_c, summary.n, sd,
                                 (float(estimates[0]), float(estimates[-1])))
-    sups = run_bootstrap(summary, process, n_resamples, batch_size=batch_size,
-                         memory_limit=memory_limit,
-                         random_state=random_state, n_jobs=n_jobs, verbose=verbose)
-    dist = side_distribution(sups, alternative)
-    c = critical_value(dist, alpha)
+    dist, c = calibrate(summary, process, n_resamples, alternative, alpha,
+                        batch_size=batch_size, memory_limit=memory_limit,
+                        random_state=random_state, n_jobs=n_jobs, verbose=verbose)
     counts = summary.stats.moments[0].sum(axis=1)
     squares = (whitened @ vectors) ** 2  # (cells, d): the principal tilts, unit mass
     sizes = [effective_size(np.ones(cells.shape[0]), counts)] + [

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._utils import ConfidenceInterval, import_optional
+from .._utils import ConfidenceInterval, columns_to_frame, import_optional
 from ..results import ResultTable, Verdict
 from ._bootstrap import disparity_range, group_scales, simultaneous_bounds
 from ._protocol import BOUND_SIDES, GroupAuditResult
@@ -58,6 +58,17 @@ class GroupBound:
     guaranteed: bool
 
 
+def plot_axes(ax, what, n_rows=None):
+    """The axes a result's ``plot()`` draws on: ``ax``, or those of a new figure, one line
+    per group when ``n_rows`` (the groups drawn) is given, 7 × 4 inches otherwise (the tilt
+    plots). ``what`` names the plot in the error raised without matplotlib."""
+    plt = import_optional("matplotlib.pyplot", f"plot {what}")
+    if ax is None:
+        figsize = (7, 4) if n_rows is None else (6, 0.3 * max(n_rows, 1) + 1.5)
+        _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
 class _GroupLookup(GroupAuditResult):
     """Name / mask lookup shared by the per-group results."""
 
@@ -70,20 +81,24 @@ class _GroupLookup(GroupAuditResult):
             raise ValueError(f"these {what} are for epsilon0={self.epsilon0:g}.")
         return np.asarray(self.names, dtype=object)
 
-    def _frame(self, columns):
-        pd = import_optional("pandas", "build a DataFrame from a result")
-        frame = pd.DataFrame(columns)
-        return frame.set_index("group")
+    def _frame(self, **columns):
+        """The frame of ``to_frame()``: group, size, value and estimate, then ``columns``."""
+        return columns_to_frame({"group": list(self.names), "size": self.sizes,
+                                 "value": self.group_values, "estimate": self.estimates,
+                                 **columns}, index="group")
+
+    def _claimed_bounds(self, decided, claim):
+        """``claim`` (a ``(low, high)`` pair) as the interval of the ``decided`` groups, the
+        whole line for the others."""
+        return (np.where(decided, claim[0], -np.inf), np.where(decided, claim[1], np.inf))
 
     def _errorbar_plot(self, ax, estimates, lower, upper, reference, max_groups, title,
                        min_size=1, epsilon0=None):
-        plt = import_optional("matplotlib.pyplot", "plot a group audit")
         # Empty groups have nothing to draw, and tiny groups' wide bars would set the scale;
         # the groups the verdict names come first, at the top (see plot_order).
         order = self.plot_order(max_groups, min_size, epsilon0)
         named = self._emphasised(epsilon0)[order]
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 0.3 * max(order.size, 1) + 1.5))
+        ax = plot_axes(ax, "a group audit", order.size)
         pos = np.arange(order.size)
         est = estimates[order]
         lo = np.where(np.isfinite(lower[order]), lower[order], est)
@@ -302,11 +317,7 @@ class GroupBoundsResult(_GroupLookup):
         -------
         pandas.DataFrame
         """
-        return self._frame({
-            "group": list(self.names), "size": self.sizes, "value": self.group_values,
-            "estimate": self.estimates, "lower": self.lower, "upper": self.upper,
-            "scale": self.scales,
-        })
+        return self._frame(lower=self.lower, upper=self.upper, scale=self.scales)
 
     def plot(self, ax=None, *, max_groups=40, min_size=1, epsilon0=None):
         """Estimates and bounds per group (matplotlib axes).
@@ -468,8 +479,7 @@ class GroupCertificationResult(_GroupLookup):
         eps = abs(self.epsilon0)
         claim = {"greater": (self.epsilon0, np.inf), "less": (-np.inf, self.epsilon0),
                  "within": (-eps, eps)}[self.alternative]
-        return (np.where(self.certified, claim[0], -np.inf),
-                np.where(self.certified, claim[1], np.inf))
+        return self._claimed_bounds(self.certified, claim)
 
     def is_certified(self, group) -> bool:
         """Certificate of a member of the collection (name, index or row mask).
@@ -491,11 +501,7 @@ class GroupCertificationResult(_GroupLookup):
         -------
         pandas.DataFrame
         """
-        return self._frame({
-            "group": list(self.names), "size": self.sizes, "value": self.group_values,
-            "estimate": self.estimates, "lower": self.lower, "upper": self.upper,
-            "certified": self.certified,
-        })
+        return self._frame(lower=self.lower, upper=self.upper, certified=self.certified)
 
     def plot(self, ax=None, *, max_groups=40, min_size=1):
         """Estimates and certification bounds per group (matplotlib axes).
@@ -639,8 +645,7 @@ class GroupFlagResult(_GroupLookup):
                                                                               np.inf)
         claim = {"greater": (self.epsilon0, np.inf),
                  "less": (-np.inf, self.epsilon0)}[self.alternative]
-        return (np.where(self.flagged, claim[0], -np.inf),
-                np.where(self.flagged, claim[1], np.inf))
+        return self._claimed_bounds(self.flagged, claim)
 
     def is_flagged(self, group) -> bool:
         """Flag of a member of the collection (name, index or row mask).
@@ -662,12 +667,9 @@ class GroupFlagResult(_GroupLookup):
         -------
         pandas.DataFrame
         """
-        return self._frame({
-            "group": list(self.names), "size": self.sizes, "value": self.group_values,
-            "estimate": self.estimates, "se": self.standard_errors,
-            "statistic": self.statistics, "pvalue": self.pvalues,
-            "adjusted_pvalue": self.adjusted_pvalues, "flagged": self.flagged,
-        })
+        return self._frame(se=self.standard_errors, statistic=self.statistics,
+                           pvalue=self.pvalues, adjusted_pvalue=self.adjusted_pvalues,
+                           flagged=self.flagged)
 
     def plot(self, ax=None, *, max_groups=40, min_size=1):
         """Estimates with ±1.96 se bars (marginal, not simultaneous).
@@ -804,11 +806,10 @@ class EqualizedOddsResult(GroupAuditResult):
         -------
         pandas.DataFrame
         """
-        pd = import_optional("pandas", "build a DataFrame from a result")
         data = {"group": list(self.names), "worst_disparity": self.worst_disparity}
         if self.certified is not None:
             data["certified"] = self.certified
-        return pd.DataFrame(data).set_index("group")
+        return columns_to_frame(data, index="group")
 
     def table(self) -> ResultTable:
         """One row per group with rows among both negatives and positives.
@@ -928,11 +929,9 @@ class EqualizedOddsResult(GroupAuditResult):
         -------
         matplotlib Axes
         """
-        plt = import_optional("matplotlib.pyplot", "plot a group audit")
         shown = self.plot_order(max_groups, min_size, epsilon0)
         named = self._emphasised(epsilon0)[shown]
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 0.3 * max(shown.size, 1) + 1.5))
+        ax = plot_axes(ax, "a group audit", shown.size)
         pos = np.arange(shown.size)
         ax.plot(self.false_positive_rate.estimates[shown], pos, "o", label="FPR")
         ax.plot(self.true_positive_rate.estimates[shown], pos, "s", label="TPR")

@@ -48,11 +48,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._utils import ConfidenceInterval, import_optional
-from ._bootstrap import disparity_range, simultaneous_bounds
+from .._utils import ConfidenceInterval, columns_to_frame
+from ._bootstrap import critical_value, disparity_range, run_bootstrap, simultaneous_bounds
 from ._inference import _warn_if_degenerate
 from ._protocol import GroupAuditResult, target_words
-from ._results import bounds_verdict
+from ._results import bounds_verdict, plot_axes
 
 #: The tilt scales (``scale=``) and what ``r(w)`` is for each.
 TILT_SCALES = ("rescaled", "unscaled")
@@ -151,6 +151,15 @@ def side_distribution(suprema, alternative):
     """The bootstrap suprema whose quantile is the critical value of ``alternative``."""
     return {"lower": suprema[:, 0], "upper": suprema[:, 1]}.get(alternative,
                                                               suprema.max(axis=1))
+
+
+def calibrate(summary, process, n_resamples, alternative, alpha, **bootstrap):
+    """Bootstrap the suprema of ``process`` (:func:`run_bootstrap` with the ``bootstrap``
+    controls): the distribution of the side of ``alternative`` and its :math:`1 - \\alpha`
+    quantile, the critical value :math:`c`."""
+    dist = side_distribution(run_bootstrap(summary, process, n_resamples, **bootstrap),
+                             alternative)
+    return dist, critical_value(dist, alpha)
 
 
 class TiltAuditResult(GroupAuditResult):
@@ -269,12 +278,11 @@ class TiltAuditResult(GroupAuditResult):
         -------
         pandas.DataFrame
         """
-        pd = import_optional("pandas", "build a DataFrame from a result")
-        return pd.DataFrame({
+        return columns_to_frame({
             "tilt": list(self.names), "effective_size": self.sizes,
             "mass": self.masses, "value": self.group_values, "estimate": self.estimates,
             "lower": self.lower, "upper": self.upper,
-        }).set_index("tilt")
+        }, index="tilt")
 
     def worst(self):
         """Name of the extreme tilt with the lowest lower bound (``"upper"``: the highest
@@ -285,6 +293,10 @@ class TiltAuditResult(GroupAuditResult):
         str
         """
         return self.names[self._worst_index()]
+
+    def _axes(self, ax):
+        """``ax``, or the axes of a new figure of the tilt plots."""
+        return plot_axes(ax, "a tilt audit")
 
     def _worst_index(self):
         if self.alternative == "lower":

@@ -19,7 +19,7 @@ from sklearn.model_selection import (
     check_cv,
 )
 from sklearn.pipeline import Pipeline
-from sklearn.utils import ClassifierTags, _safe_indexing, get_tags, indexable
+from sklearn.utils import ClassifierTags, get_tags, indexable
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -45,6 +45,7 @@ from .._utils import (
     html_table,
     html_verdict,
     int_seed,
+    take_rows,
 )
 from ..faith import FaithAuditor
 from ._criteria import (
@@ -143,6 +144,21 @@ def _estimator_has(attr):
         return hasattr(self._base_estimator(), attr)
 
     return check
+
+
+def _delegated(method, doc):
+    """The method ``method(X)`` of :class:`FairModelSelector`: the chosen model's, available
+    when that model has it (checks that it was refit and validates ``X`` first)."""
+
+    def delegated(self, X):
+        self._check_refit(method)
+        self._validate_X_y(X, reset=False)
+        return getattr(self.best_estimator_, method)(X)
+
+    delegated.__name__ = method
+    delegated.__qualname__ = f"FairModelSelector.{method}"
+    delegated.__doc__ = doc
+    return available_if(_estimator_has(method))(delegated)
 
 
 class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
@@ -616,7 +632,7 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """The chosen candidate fit on the training part of the single split."""
         n_rows = np.shape(X)[0]
         fold_params = {
-            key: _safe_indexing(value, train)
+            key: take_rows(value, train)
             if (hasattr(value, "__len__") or hasattr(value, "shape"))
             and not isinstance(value, str | dict) and np.shape(value)[:1] == (n_rows,)
             else value
@@ -624,7 +640,7 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         }
         start = time.perf_counter()
         model = clone(estimator).set_params(**self.best_params_).fit(
-            _safe_indexing(X, train), _safe_indexing(y, train), **fold_params)
+            take_rows(X, train), take_rows(y, train), **fold_params)
         return model, time.perf_counter() - start
 
     # -- delegation ---------------------------------------------------------------------
@@ -636,33 +652,12 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 "refit on all the data."
             )
 
-    @available_if(_estimator_has("predict"))
-    def predict(self, X):
-        """Predict with the chosen model (``best_estimator_``)."""
-        self._check_refit("predict")
-        self._validate_X_y(X, reset=False)
-        return self.best_estimator_.predict(X)
-
-    @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X):
-        """Class probabilities of the chosen model."""
-        self._check_refit("predict_proba")
-        self._validate_X_y(X, reset=False)
-        return self.best_estimator_.predict_proba(X)
-
-    @available_if(_estimator_has("predict_log_proba"))
-    def predict_log_proba(self, X):
-        """Log class probabilities of the chosen model."""
-        self._check_refit("predict_log_proba")
-        self._validate_X_y(X, reset=False)
-        return self.best_estimator_.predict_log_proba(X)
-
-    @available_if(_estimator_has("decision_function"))
-    def decision_function(self, X):
-        """Decision function of the chosen model."""
-        self._check_refit("decision_function")
-        self._validate_X_y(X, reset=False)
-        return self.best_estimator_.decision_function(X)
+    predict = _delegated("predict", "Predict with the chosen model (``best_estimator_``).")
+    predict_proba = _delegated("predict_proba", "Class probabilities of the chosen model.")
+    predict_log_proba = _delegated("predict_log_proba",
+                                   "Log class probabilities of the chosen model.")
+    decision_function = _delegated("decision_function",
+                                   "Decision function of the chosen model.")
 
     def score(self, X, y, sample_weight=None):
         """The chosen model's ``score`` (accuracy for classifiers)."""
