@@ -18,13 +18,12 @@ from ._console import (
     Progress,
     add_common,
     check_memory_size,
-    command_line,
     in_option_words,
     non_negative,
     probability,
     run_extras,
     run_quietly,
-    write_report,
+    write_run_report,
 )
 from ._io import (
     DEFAULT_TRUSTED_TYPES,
@@ -120,7 +119,7 @@ def run_faith(args, argv=()) -> int:
 
     from .._utils import json_safe
     from ..faith import FaithAuditor, MemoryLimitError
-    from ..report import AuditReport, data_section, faith_section
+    from ..report import faith_section
 
     progress = Progress(args.quiet)
     _check_options(args)  # before anything is loaded
@@ -213,24 +212,19 @@ def run_faith(args, argv=()) -> int:
         metric_source = args.metric_data or (
             "a seeded half of the audit file (the reference set; the other half audited)"
             if split is not None else "the audit data")
-        report = AuditReport(
-            title="Individual-fairness (FaiTH) audit",
+        write_run_report(
+            args, argv, progress, title="Individual-fairness (FaiTH) audit",
             audited=(f"The model {args.model} ({type(model).__name__}) on {args.data} "
                      f"({len(y):,} rows), {auditor.space_kind_} sample space of "
                      f"{', '.join(args.features)}, protected {', '.join(args.protected)}; fair "
                      f"metric learned on {metric_source}."),
             outcome=f"{'rejected' if unfair else 'not rejected'}: δ-fairness for "
                     f"δ = {args.delta:g} (exit code {code}).",
-            sections=(
-                data_section({"file": str(args.data), "rows": len(y), "label": args.label,
-                              "features": ", ".join(args.features),
-                              "protected": ", ".join(args.protected)}),
-                faith_section(result, heatmap_rows=list(args.protected)),
-            ),
-            command=command_line(argv),
+            data={"file": str(args.data), "rows": len(y), "label": args.label,
+                  "features": ", ".join(args.features), "protected": ", ".join(args.protected)},
+            sections=(faith_section(result, heatmap_rows=list(args.protected)),),
             extras=run_extras([args.data, args.metric_data], model=args.model),
         )
-        write_report(report, args.report, progress)
     return code
 
 

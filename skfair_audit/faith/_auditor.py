@@ -33,6 +33,7 @@ from .._utils import (
     column_list,
     column_positions,
     import_optional,
+    take_rows,
 )
 from ._audit import faith_audit
 from ._diagnostics import metric_diagnostics
@@ -559,7 +560,8 @@ class FaithAuditor(MetaEstimatorMixin, BaseEstimator):
     def _loss(self, queries, rows, labels):
         """The loss at each cell: the model's output on ``queries[rows]`` against ``labels``."""
         if callable(self.loss):
-            loss = np.asarray(self.loss(self.estimator_, _take(queries, rows), labels), dtype=float)
+            loss = np.asarray(self.loss(self.estimator_, take_rows(queries, rows), labels),
+                              dtype=float)
             if loss.shape != labels.shape or not np.all(np.isfinite(loss)):
                 raise ValueError("the loss callable must return one finite loss per cell.")
             return loss
@@ -1142,7 +1144,3 @@ def _select(X, features):
             return X.iloc[:, list(features)]
         return X[list(features)]
     return np.asarray(X)[:, list(features)]
-
-
-def _take(frame, rows):
-    return frame.iloc[rows] if hasattr(frame, "iloc") else np.asarray(frame)[rows]

@@ -660,7 +660,21 @@ class FairModelSelector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                                    "Decision function of the chosen model.")
 
     def score(self, X, y, sample_weight=None):
-        """The chosen model's ``score`` (accuracy for classifiers)."""
+        """The chosen model's ``score`` (accuracy for classifiers).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Test rows.
+        y : array-like of shape (n_samples,)
+            Their labels.
+        sample_weight : array-like of shape (n_samples,), optional
+            Row weights, passed to the chosen model's ``score``.
+
+        Returns
+        -------
+        float
+        """
         self._check_refit("score")
         self._validate_X_y(X, reset=False)
         if sample_weight is None:
@@ -736,7 +750,17 @@ class CoefficientPath:
         return sorted(entries, key=lambda item: (item[1], self.feature_names.index(item[0])))
 
     def selected_features(self, index):
-        """Names of the features with a non-zero coefficient in candidate ``index``."""
+        """Names of the features with a non-zero coefficient in candidate ``index``.
+
+        Parameters
+        ----------
+        index : int
+            Position of the candidate on the path (as in ``params``).
+
+        Returns
+        -------
+        list of str
+        """
         coef = self.coef[index]
         return [name for name, c in zip(self.feature_names, coef, strict=True) if c != 0]
 
