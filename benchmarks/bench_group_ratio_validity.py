@@ -139,6 +139,10 @@ def one_audit(scenario, n, r, seed, resamples, p_star=0.01):
         hi = np.where(res.candidates, np.minimum(hi, 1.0), hi)
         inside = (lo <= true + 1e-12) & (true - 1e-12 <= hi)
         out[f"cover_{level}"] = bool(np.all(inside[defined]))
+        if level == 0.90:  # the price of the p* rule: widths of the small and large cells
+            big = np.isin(order, np.arange(N_BIG))
+            out["width_big"] = float(np.median((hi - lo)[defined & big]))
+            out["width_small"] = float(np.median((hi - lo)[defined & ~big]))
         tail = (1 - level) / 2
         with np.errstate(invalid="ignore"):
             q_lo = np.nanquantile(naive, tail, axis=0)
@@ -173,6 +177,8 @@ def run_cell(scenario, n, reps, seed, resamples, p_star):
     cell["fdr_se"] = float(fdp.std(ddof=1) / np.sqrt(reps)) if reps > 1 else 0.0
     cell["power"] = float(np.mean([a["power"] for a in audits]))
     cell["mean_flags"] = float(np.mean([a["flags"] for a in audits]))
+    for key in ("width_big", "width_small"):  # median over audits of the median 90% width
+        cell["median_" + key] = float(np.median([a[key] for a in audits]))
     return cell
 
 

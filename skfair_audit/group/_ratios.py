@@ -28,13 +28,18 @@ Bounds
     .. math::
 
         T_b(G) = \frac{m_b(G)/d_b(G) - \hat r(G)}{s_G}, \qquad
-        s_G = \frac{\mathrm{sd}(L)}{\hat d(G)\sqrt{n \max(P_n(G), p^*)}},
+        s_G = \frac{\mathrm{sd}(L)\,\max(P_n(G), p^*)^{3/2}}{\hat d(G)\,P_n(G)^2\,\sqrt n},
 
     :math:`c = Q_{1-\alpha}(\sup_G |T_b(G)|)` (one-sided: :math:`\sup_G \pm T_b(G)`) and
     :math:`r(G) \in [\hat r(G) - c s_G, \hat r(G) + c s_G]` for every group at once, clipped
     to :math:`[0, \infty)` (and to :math:`[0, 1]` for a candidate's impact ratio). The scales
-    are the paper's recommended ones (global standard deviation, ``w0 = inf``) divided by the
-    denominator: they only weight the groups, the coverage comes from the bootstrap quantile.
+    are the paper's recommended rescaled ones (global standard deviation, ``w0 = inf``, the
+    :math:`s_G / P_n(G)^2` widths of the difference bounds) divided by the denominator: CLT
+    widths :math:`c\,\mathrm{sd}(L) / (\hat d \sqrt{n P_n(G)})` for groups above
+    :math:`p^*`, wider by :math:`(p^*/P_n(G))^{3/2}` below it, so that groups too small for
+    the bootstrap's tails to be accurate neither drive the critical value nor lose their
+    coverage. The scales only weight the groups; the coverage comes from the bootstrap
+    quantile.
 
 Why the data-chosen denominator is accounted for
     :math:`\hat r(G) - r(G)` depends on which group is the most selected through
@@ -104,7 +109,13 @@ from .._utils import (
     user_stacklevel,
     validate_params,
 )
-from ._bootstrap import ReplicateSums, critical_value, normal_pvalues, run_bootstrap
+from ._bootstrap import (
+    ReplicateSums,
+    compute_scales,
+    critical_value,
+    normal_pvalues,
+    run_bootstrap,
+)
 from ._protocol import BOUND_SIDES, GroupAuditResult, ResultTable, Verdict, _plain
 from ._summary import ALTERNATIVES, BOOTSTRAP_CONSTRAINTS, AuditSummary
 
@@ -243,10 +254,14 @@ class RatioSetup:
         zero = np.isfinite(den) & (den <= 0) & (reasons == "")
         reasons[zero] = REASONS["zero_denominator"]
         covered = reasons == ""
+        # the difference engine's rescaled s_G (w0 = inf) in ratio units: CLT widths
+        # sd / (d sqrt(n P_n(G))) above p*, inflated by (p* / P_n(G))^{3/2} below it, so that
+        # groups under p* do not drive the critical value
+        group_scale, _ = compute_scales(summary.stats, groups, kind="rescaled", p_star=p_star,
+                                        w0=np.inf, power=1.5)
         with np.errstate(invalid="ignore", divide="ignore"):
             ratios = np.where(covered, mu / den, np.nan)
-            sd = summary.stats.global_sd() or 1.0
-            scales = np.where(covered, sd / (den * np.sqrt(n * np.maximum(n_g / n, p_star))),
+            scales = np.where(covered, group_scale / (den * (n_g / n) ** 2 * np.sqrt(n)),
                               np.nan)
         return cls(kind, reference, families, candidates, covered, n_g, mu, den, ratios,
                    scales, tuple(reasons.tolist()), tuple(den_group.tolist()), near)
@@ -630,7 +645,8 @@ def summary_ratio_bounds(summary, *, denominator="max", alternative="two-sided",
     min_share : float
         ``"max"``: share of the audit sample a group needs to be a candidate maximum.
     p_star : float
-        Floor of :math:`P_n(G)` in the scales.
+        Share under which a group's bounds widen by :math:`(p^*/P_n(G))^{3/2}` beyond the
+        CLT width (the rescaled scales of :func:`certify_bounds`).
     families : array-like of int, optional
         ``"max"``: family of every group (the maximum is taken per family).
     exclude_small : bool
@@ -699,7 +715,8 @@ def ratio_bounds(y, y_pred, groups, *, metric="selection_rate", denominator="max
     min_share : float
         ``"max"``: share of the audit sample a group needs to be a candidate maximum.
     p_star : float
-        Floor of :math:`P_n(G)` in the scales.
+        Share under which a group's bounds widen by :math:`(p^*/P_n(G))^{3/2}` beyond the
+        CLT width (the rescaled scales of :func:`certify_bounds`).
     n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose
         Bootstrap controls, as in :func:`certify_bounds`.
 

@@ -330,3 +330,24 @@ def test_a_tiny_group_with_no_selection_is_not_flagged_with_false_certainty():
     expected_se = np.sqrt(a * (1 - a) / 6) / y_pred.mean()
     assert res.standard_errors[j] >= expected_se * 0.99
     assert not res.flagged[j]
+
+
+def test_scales_are_clt_above_p_star_and_widen_below_it():
+    """The ratio scales against their formula written out: sd(L) / (d sqrt(n P_n(G))) for a
+    group above p*, times (p* / P_n(G))^{3/2} below it (the rule of the difference bounds)."""
+    y, y_pred, g = _trail(n=4000, rates=(0.5, 0.45, 0.3, 0.42))
+    small = np.arange(4000) < 24  # 24 rows: 0.6% of the sample, under p* = 0.01
+    g = np.where(small, "tiny", g)
+    res = ratio_bounds(y, y_pred, {"g": g}, denominator="overall", n_resamples=50,
+                       random_state=0)
+    share = res.sizes / res.n
+    sd = np.std(y_pred)  # the global standard deviation of L (ddof 0)
+    clt = sd / (y_pred.mean() * np.sqrt(res.n * share))
+    expected = clt * np.maximum(1.0, 0.01 / share) ** 1.5
+    np.testing.assert_allclose(res.scales, expected, rtol=1e-12)
+    tiny = res.names.index("g=tiny")
+    assert res.scales[tiny] > 2 * clt[tiny]
+    # a smaller p* gives the tiny group its CLT width back
+    res = ratio_bounds(y, y_pred, {"g": g}, denominator="overall", p_star=0.001,
+                       n_resamples=50, random_state=0)
+    np.testing.assert_allclose(res.scales, clt, rtol=1e-12)
