@@ -988,6 +988,20 @@ RATIO_BOUNDS = Procedure(
         >>> bool(res.upper[1] < 0.8)
         True
         """,
+        "partitioned": """
+        >>> import numpy as np, pandas as pd
+        >>> from skfair_audit.group import ratio_bounds
+        >>> rng = np.random.default_rng(0)
+        >>> trail = pd.DataFrame({"g": rng.choice(["a", "b"], 4000)})
+        >>> trail["hired"] = (rng.random(4000) < np.where(trail.g == "a", 0.5, 0.3)).astype(int)
+        >>> chunks = [trail.iloc[i:i + 1000] for i in range(0, 4000, 1000)]
+        >>> res = partitioned_ratio_bounds(chunks, label="hired", prediction="hired",
+        ...                                protected="g", n_resamples=200, random_state=0)
+        >>> ref = ratio_bounds(trail.hired, trail.hired, trail[["g"]], n_resamples=200,
+        ...                    random_state=0)
+        >>> bool(np.array_equal(res.lower, ref.lower))   # bit for bit the in-memory audit
+        True
+        """,
     },
 )
 ratio_bounds = register_procedure(RATIO_BOUNDS)
