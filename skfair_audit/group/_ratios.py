@@ -88,6 +88,7 @@ inequalities using generalized moment selection. Econometrica 78(1), 119–157.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from dataclasses import dataclass, field
 from functools import partial
@@ -116,6 +117,7 @@ from ._registry import (
     alternative_parameter,
     common_parameters,
     docstring,
+    get_procedure,
     make_function,
     register_procedure,
 )
@@ -957,104 +959,82 @@ _REFERENCES = (CHERIAN_CANDES + "\n\nEqual Employment Opportunity Commission (19
 _METHOD = ("See :mod:`skfair_audit.group._ratios` for the method (the bootstrap of the ratio "
            "process, the\ndata-chosen denominator, undefined ratios).")
 
-RATIO_BOUNDS = Procedure(
-    name="ratio_bounds",
-    function_name="ratio_bounds",
-    summary="Confidence bounds on every group's ratio disparity, valid simultaneously.",
-    result=RatioBoundsResult,
-    compute=partial(_ratio_bounds, threshold=None, exclude_small=False),
-    parameters=(RATIO_METRIC, DENOMINATOR,
-                alternative_parameter(ALTERNATIVES["bounds"], "two-sided",
-                                      "Which bounds to report."),
-                RATIO_ALPHA, MIN_SHARE, RATIO_P_STAR, FAMILIES, POS_LABEL, *RATIO_BOOTSTRAP),
-    description=r"""
+#: The rows of the examples: group c is selected at 0.3, a and b at 0.5.
+_EXAMPLE_ROWS = """
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> g = rng.choice(["a", "b", "c"], 6000)
+>>> y_pred = (rng.random(6000) < np.where(g == "c", 0.3, 0.5)).astype(int)
+"""
+
+
+def _ratio_procedure(name, summary, result, compute, own, description, returns, example,
+                     **more):
+    """The declaration of a ratio procedure: its own parameters ``own`` between the
+    denominator and the shared ones, the shared references, and an example on
+    :data:`_EXAMPLE_ROWS`."""
+    return Procedure(
+        name, name, summary, result,
+        (RATIO_METRIC, DENOMINATOR, *own, MIN_SHARE, RATIO_P_STAR, FAMILIES, POS_LABEL,
+         *RATIO_BOOTSTRAP),
+        compute=compute, description=inspect.cleandoc(description) + "\n\n" + _METHOD,
+        returns=returns, references=_REFERENCES,
+        examples={"function": _EXAMPLE_ROWS + inspect.cleandoc(example)}, **more)
+
+
+ratio_bounds = register_procedure(_ratio_procedure(
+    "ratio_bounds", "Confidence bounds on every group's ratio disparity, valid simultaneously.",
+    RatioBoundsResult, partial(_ratio_bounds, threshold=None, exclude_small=False),
+    (alternative_parameter(ALTERNATIVES["bounds"], "two-sided", "Which bounds to report."),
+     RATIO_ALPHA),
+    r"""
     :math:`r(G) = \mu_G / d(G)` with :math:`d` the overall rate (``"overall"``), a reference
     group's rate (its name) or the highest rate among the groups with at least ``min_share``
     of the audit sample (``"max"``: the impact ratio, the most selected group re-chosen in
     every bootstrap replicate). With :math:`c = Q_{1-\alpha}(\sup_G |T_b(G)|)`,
     :math:`r(G) \in [\hat r(G) - c s_G, \hat r(G) + c s_G]` for every group at once.
-    """ + _METHOD,
-    returns="Simultaneous bounds on the ratios, undefined ratios with their reason.",
-    references=_REFERENCES,
-    examples={
-        "function": """
-        >>> import numpy as np
-        >>> rng = np.random.default_rng(0)
-        >>> g = rng.choice(["a", "b"], 4000)
-        >>> y_pred = (rng.random(4000) < np.where(g == "a", 0.5, 0.3)).astype(int)
-        >>> res = ratio_bounds(y_pred, y_pred, {"g": g}, n_resamples=200, random_state=0)
-        >>> res.denominator_groups
-        ('g=a', 'g=a')
-        >>> bool(res.upper[1] < 0.8)
-        True
-        """,
-        "partitioned": """
-        >>> import numpy as np, pandas as pd
-        >>> from skfair_audit.group import ratio_bounds
-        >>> rng = np.random.default_rng(0)
-        >>> trail = pd.DataFrame({"g": rng.choice(["a", "b"], 4000)})
-        >>> trail["hired"] = (rng.random(4000) < np.where(trail.g == "a", 0.5, 0.3)).astype(int)
-        >>> chunks = [trail.iloc[i:i + 1000] for i in range(0, 4000, 1000)]
-        >>> res = partitioned_ratio_bounds(chunks, label="hired", prediction="hired",
-        ...                                protected="g", n_resamples=200, random_state=0)
-        >>> ref = ratio_bounds(trail.hired, trail.hired, trail[["g"]], n_resamples=200,
-        ...                    random_state=0)
-        >>> bool(np.array_equal(res.lower, ref.lower))   # bit for bit the in-memory audit
-        True
-        """,
-    },
-)
-ratio_bounds = register_procedure(RATIO_BOUNDS)
+    """,
+    "Simultaneous bounds on the ratios, undefined ratios with their reason.",
+    """
+    >>> res = ratio_bounds(y_pred, y_pred, {"g": g}, n_resamples=200, random_state=0)
+    >>> res.denominator_groups
+    ('g=b', 'g=b', 'g=b')
+    >>> bool(res.upper[2] < 0.8)
+    True
+    """))
 
-CERTIFY_RATIO = Procedure(
-    name="certify_ratio",
-    function_name="certify_ratio",
-    summary=r"""Certify :math:`r(G) > r_0` (default the four-fifths rule) for every group at
-    once.""",
-    result=RatioBoundsResult,
-    compute=partial(_ratio_bounds, alternative="lower", exclude_small=False),
-    parameters=(RATIO_METRIC, DENOMINATOR, RATIO_THRESHOLD, RATIO_ALPHA, MIN_SHARE,
-                RATIO_P_STAR, FAMILIES, POS_LABEL, *RATIO_BOOTSTRAP),
-    description="""
+certify_ratio = register_procedure(_ratio_procedure(
+    "certify_ratio",
+    r"Certify :math:`r(G) > r_0` (default the four-fifths rule) for every group at once.",
+    RatioBoundsResult, partial(_ratio_bounds, alternative="lower", exclude_small=False),
+    (RATIO_THRESHOLD, RATIO_ALPHA),
+    """
     One-sided simultaneous lower bounds (:func:`ratio_bounds` with ``alternative="lower"``):
     a group is certified when its lower bound exceeds ``threshold``; the probability that
     any certificate is wrong is at most ``alpha`` (as the sample grows).
-    """ + _METHOD,
-    returns="With ``threshold`` set: ``certified``, and ``verdict()`` fails when a group is "
-            "not certified.",
-    references=_REFERENCES,
-    examples={
-        "function": """
-        >>> import numpy as np
-        >>> rng = np.random.default_rng(0)
-        >>> g = rng.choice(["a", "b", "c"], 6000)
-        >>> y_pred = (rng.random(6000) < np.where(g == "c", 0.3, 0.5)).astype(int)
-        >>> res = certify_ratio(y_pred, y_pred, {"g": g}, n_resamples=200, random_state=0)
-        >>> res.verdict().groups
-        ('g=c',)
-        """,
-    },
-)
-certify_ratio = register_procedure(CERTIFY_RATIO)
+    """,
+    "With ``threshold`` set: ``certified``, and ``verdict()`` fails when a group is not "
+    "certified.",
+    """
+    >>> res = certify_ratio(y_pred, y_pred, {"g": g}, n_resamples=200, random_state=0)
+    >>> res.verdict().groups
+    ('g=c',)
+    """))
 
-FLAG_RATIOS = Procedure(
-    name="flag_ratios",
-    function_name="flag_ratios",
-    summary="Flag the groups whose ratio is below ``threshold``, controlling the FDR at ``q``.",
-    result=RatioFlagResult,
-    compute=_flag_ratios,
-    parameters=(
-        RATIO_METRIC, DENOMINATOR, RATIO_THRESHOLD,
-        alternative_parameter(("less", "greater"), "less",
-                              r"Alternative hypothesis :math:`r(G) < r_0` (adverse impact) or "
-                              r":math:`r(G) > r_0`."),
-        Parameter("q", 0.1, [PROBABILITY], "float", "False discovery rate."),
-        Parameter("se", "delta", [Options(("bootstrap", "delta"))], '{"bootstrap", "delta"}',
-                  "Standard errors: the null-centred delta method (default, deterministic,\n"
-                  "see :func:`delta_ratio_se`) or the standard deviation of the replicate\n"
-                  "ratios (the bootstrap controls are used only then)."),
-        MIN_SHARE, RATIO_P_STAR, FAMILIES, POS_LABEL, *RATIO_BOOTSTRAP),
-    description=r"""
+flag_ratios = register_procedure(_ratio_procedure(
+    "flag_ratios",
+    "Flag the groups whose ratio is below ``threshold``, controlling the FDR at ``q``.",
+    RatioFlagResult, _flag_ratios,
+    (RATIO_THRESHOLD,
+     alternative_parameter(("less", "greater"), "less",
+                           r"Alternative hypothesis :math:`r(G) < r_0` (adverse impact) or "
+                           r":math:`r(G) > r_0`."),
+     Parameter("q", 0.1, [PROBABILITY], "float", "False discovery rate."),
+     Parameter("se", "delta", [Options(("bootstrap", "delta"))], '{"bootstrap", "delta"}',
+               "Standard errors: the null-centred delta method (default, deterministic,\n"
+               "see :func:`delta_ratio_se`) or the standard deviation of the replicate\n"
+               "ratios (the bootstrap controls are used only then).")),
+    r"""
     Per group, :math:`z = (\hat r(G) - r_0)/\mathrm{se}(G)` and the one-sided p-value of
     :math:`H_0: r(G) \ge r_0` (``"less"``: adverse impact; ``"greater"`` mirrors it), then
     Benjamini–Hochberg at level ``q``. ``se="delta"`` (default, deterministic, the one
@@ -1063,24 +1043,17 @@ FLAG_RATIOS = Procedure(
     ``"bootstrap"`` is the standard deviation of the replicate ratios, whose denominator is
     re-estimated (for ``"max"``: re-chosen) in every replicate.
     """,
-    returns="P-values, Benjamini–Hochberg adjusted p-values and flags; undefined ratios get "
-            "p-value 1 and are never flagged.",
-    references=_REFERENCES,
-    bootstrap=False,
-    partitioned_fixed={"se": "delta"},
-    examples={
-        "function": """
-        >>> import numpy as np
-        >>> rng = np.random.default_rng(0)
-        >>> g = rng.choice(["a", "b", "c"], 6000)
-        >>> y_pred = (rng.random(6000) < np.where(g == "c", 0.25, 0.5)).astype(int)
-        >>> res = flag_ratios(y_pred, y_pred, {"g": g}, n_resamples=200, random_state=0)
-        >>> [n for n, f in zip(res.names, res.flagged) if f]
-        ['g=c']
-        """,
-    },
-)
-flag_ratios = register_procedure(FLAG_RATIOS)
+    "P-values, Benjamini–Hochberg adjusted p-values and flags; undefined ratios get p-value "
+    "1 and are never flagged.",
+    """
+    >>> res = flag_ratios(y_pred, y_pred, {"g": g}, se="bootstrap", n_resamples=200,
+    ...                   random_state=0)
+    >>> [n for n, f in zip(res.names, res.flagged) if f]
+    ['g=c']
+    """,
+    bootstrap=False, partitioned_fixed={"se": "delta"}))
+RATIO_BOUNDS, CERTIFY_RATIO, FLAG_RATIOS = (
+    get_procedure(name) for name in ("ratio_bounds", "certify_ratio", "flag_ratios"))
 
 
 def _on_summary(name, math, summary, parameters, description, returns):

@@ -518,4 +518,4 @@ partitioned_flag_ratios = partitioned("flag_ratios")
 
 #: The generated functions' examples, collected by ``pytest --doctest-modules``.
 __test__ = {f.__name__: f for f in (partitioned_certify_bounds, partitioned_certify_threshold,
-                                    partitioned_flag_groups, partitioned_ratio_bounds)}
+                                    partitioned_flag_groups)}
