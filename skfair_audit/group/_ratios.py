@@ -107,7 +107,15 @@ from .._utils import (
 )
 from . import _procedures  # noqa: F401 - the built-in procedures are registered first
 from ._bootstrap import ReplicateSums, critical_value, normal_pvalues, run_bootstrap
-from ._protocol import BOUND_SIDES, GroupAuditResult, ResultTable, Verdict, _plain
+from ._protocol import (
+    BOUND_SIDES,
+    GroupAuditResult,
+    ResultTable,
+    Verdict,
+    _plain,
+    labelled_table,
+    result_frame,
+)
 from ._registry import (
     CHERIAN_CANDES,
     POS_LABEL,
@@ -362,8 +370,41 @@ class RatioResult(GroupAuditResult):
     def _plot_values(self):
         return 1.0 - self.ratios
 
-    def _index(self, group):
-        return group if isinstance(group, (int, np.integer)) else self.groups.index(group)
+    def table(self) -> ResultTable:
+        """One row per non-empty group (undefined ratios included, with the reason).
+
+        Returns
+        -------
+        ResultTable
+        """
+        return labelled_table(*self._table_columns())
+
+    def to_frame(self):
+        """A :class:`pandas.DataFrame` with one row per group.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return result_frame({"group": list(self.names), "size": self.sizes,
+                             "value": self.group_values, "ratio": self.ratios,
+                             **self._frame_columns()})
+
+    def describe(self, target_description=None) -> str:
+        """What was measured, in one sentence.
+
+        Parameters
+        ----------
+        target_description : str, optional
+
+        Returns
+        -------
+        str
+        """
+        return self._described(target_description)
+
+    def _described(self, target_description):
+        return super().describe(target_description)
 
 
 @dataclass(frozen=True, eq=False)
@@ -444,13 +485,7 @@ class RatioBoundsResult(RatioResult):
     def _confidence_bounds(self):
         return self.lower, self.upper
 
-    def table(self) -> ResultTable:
-        """One row per group with rows (undefined ratios included, with the reason).
-
-        Returns
-        -------
-        ResultTable
-        """
+    def _table_columns(self):
         cols = (("group", "group"), ("size", "rows"), ("value", "rate"),
                 ("ratio", "ratio"), ("lower", "lower"), ("upper", "upper"),
                 ("denominator", "denominator"), ("undefined", "undefined because"))
@@ -464,24 +499,16 @@ class RatioBoundsResult(RatioResult):
             cols += (("certified", f"certified ≥ {self.threshold:g}"),)
             rows = tuple((*r, bool(cert[j])) for r, j in zip(
                 rows, np.flatnonzero(self.active), strict=True))
-        return ResultTable(tuple(c for c, _ in cols), tuple(lb for _, lb in cols), rows)
+        return cols, rows
 
-    def to_frame(self):
-        """A :class:`pandas.DataFrame` with one row per group.
-
-        Returns
-        -------
-        pandas.DataFrame
-        """
-        pd = import_optional("pandas", "build a DataFrame from a result")
-        data = {"group": list(self.names), "size": self.sizes, "value": self.group_values,
-                "ratio": self.ratios, "lower": self.lower, "upper": self.upper,
+    def _frame_columns(self):
+        data = {"lower": self.lower, "upper": self.upper,
                 "denominator_group": list(self.denominator_groups),
                 "denominator_value": self.denominators, "defined": self.defined,
                 "reason": list(self.reasons)}
         if self.threshold is not None:
             data["certified"] = self.certified
-        return pd.DataFrame(data).set_index("group")
+        return data
 
     def verdict(self, epsilon0=None) -> Verdict:
         """Descriptive without a threshold; with one (``epsilon0`` here is the ratio
@@ -557,17 +584,7 @@ class RatioBoundsResult(RatioResult):
             out["certified"] = int(self.certified.sum())
         return out
 
-    def describe(self, target_description=None) -> str:
-        """What was measured, in one sentence.
-
-        Parameters
-        ----------
-        target_description : str, optional
-
-        Returns
-        -------
-        str
-        """
+    def _described(self, target_description):
         words = target_description or _denominator_words(self._kind, self.denominator)
         return (f"Ratio of the {self._metric_words()} of every group to {words}; audit sample: "
                 f"{self.n:,} rows; {int(self.active.sum())} non-empty groups.")
@@ -724,15 +741,9 @@ class RatioFlagResult(RatioResult):
         -------
         bool
         """
-        return bool(self.flagged[self._index(group)])
+        return bool(self.flagged[self.groups.index(group)])
 
-    def table(self) -> ResultTable:
-        """One row per non-empty group.
-
-        Returns
-        -------
-        ResultTable
-        """
+    def _table_columns(self):
         cols = (("group", "group"), ("size", "rows"), ("value", "rate"), ("ratio", "ratio"),
                 ("se", "std. error"), ("pvalue", "p-value"), ("adjusted_pvalue", "adjusted p"),
                 ("flagged", "flagged"), ("undefined", "undefined because"))
@@ -741,21 +752,12 @@ class RatioFlagResult(RatioResult):
              _plain(self.ratios[j]), _plain(self.standard_errors[j]), float(self.pvalues[j]),
              float(self.adjusted_pvalues[j]), bool(self.flagged[j]), self.reasons[j])
             for j in np.flatnonzero(self.active))
-        return ResultTable(tuple(c for c, _ in cols), tuple(lb for _, lb in cols), rows)
+        return cols, rows
 
-    def to_frame(self):
-        """A :class:`pandas.DataFrame` with one row per group.
-
-        Returns
-        -------
-        pandas.DataFrame
-        """
-        pd = import_optional("pandas", "build a DataFrame from a result")
-        return pd.DataFrame({
-            "group": list(self.names), "size": self.sizes, "value": self.group_values,
-            "ratio": self.ratios, "se": self.standard_errors, "statistic": self.statistics,
-            "pvalue": self.pvalues, "adjusted_pvalue": self.adjusted_pvalues,
-            "flagged": self.flagged, "reason": list(self.reasons)}).set_index("group")
+    def _frame_columns(self):
+        return {"se": self.standard_errors, "statistic": self.statistics,
+                "pvalue": self.pvalues, "adjusted_pvalue": self.adjusted_pvalues,
+                "flagged": self.flagged, "reason": list(self.reasons)}
 
     def verdict(self, epsilon0=None) -> Verdict:
         """Fails when at least one group is flagged.
