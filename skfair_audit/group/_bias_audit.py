@@ -239,6 +239,8 @@ class BiasAuditResult(RatioResult):
         ----------
         ax : matplotlib Axes, optional
         max_groups, min_size : int
+            At most ``max_groups`` categories, the least certified first, of at least
+            ``min_size`` rows.
 
         Returns
         -------

@@ -413,9 +413,8 @@ class RatioBoundsResult(RatioResult):
 
     Attributes
     ----------
-    names : tuple of str
-    sizes : ndarray of int
-        Rows of every group in the audit sample.
+    names, sizes : tuple of str, ndarray of int
+        The groups and their rows in the audit sample, as in :class:`GroupBoundsResult`.
     group_values : ndarray
         :math:`\\hat\\mu_G`.
     ratios : ndarray
@@ -520,6 +519,7 @@ class RatioBoundsResult(RatioResult):
         Parameters
         ----------
         epsilon0 : float, optional
+            The ratio threshold :math:`r_0` (default: the audit's own ``threshold``).
 
         Returns
         -------
@@ -813,6 +813,7 @@ class RatioFlagResult(RatioResult):
         ----------
         ax : matplotlib Axes, optional
         max_groups, min_size : int
+            At most ``max_groups`` groups (flagged first), of at least ``min_size`` rows.
 
         Returns
         -------
