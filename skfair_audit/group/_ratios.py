@@ -952,7 +952,7 @@ RATIO_THRESHOLD = Parameter(
     "threshold", FOUR_FIFTHS, [Interval("real", 0, None)], "float",
     ":math:`r_0` (0.8: the EEOC's four-fifths rule). In\n"
     ":class:`~skfair_audit.group.GroupDisparityAuditor` and on the command line it is\n"
-    "``epsilon0`` / ``--epsilon0`` (their ``threshold`` turns scores into labels).",
+    "``epsilon0`` (their ``threshold`` turns scores into labels).",
     supplied_by="epsilon0")
 RATIO_BOOTSTRAP = common_parameters("bootstrap")
 #: Returns sections and references of the ratio procedures.
