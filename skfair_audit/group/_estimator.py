@@ -708,7 +708,7 @@ def audit_score(result) -> float:
     Parameters
     ----------
     result : GroupAuditResult
-        Bounds, certificates, flags or equalized odds.
+        Bounds, certificates, flags or equalized odds, on differences or on ratios.
 
     Returns
     -------
