@@ -337,6 +337,20 @@ def test_the_ratio_threshold_is_never_the_score_threshold(selection_trail, tmp_p
     with pytest.raises(ValueError, match="no higher-is-fairer score"):
         auditor.set_params(target="overall", procedure="ratio_bounds",
                            alternative="upper").fit(frame, frame.y).score(frame, frame.y)
+    # both thresholds at once: the score threshold makes the labels, epsilon0 is r0
+    from sklearn.linear_model import LogisticRegression
+
+    X = pd.DataFrame({"g": frame.g.map({"a": 0, "b": 1, "c": 2}), "x": frame.y_pred})
+    model = FrozenEstimator(LogisticRegression().fit(X, frame.y))
+    both = GroupDisparityAuditor(model, metric="selection_rate", procedure="certify_ratio",
+                                 protected=["g"], response_method="predict_proba",
+                                 threshold=0.5, epsilon0=0.7, n_resamples=50, random_state=0)
+    res = both.fit(X, frame.y).audit(X, frame.y)
+    labels = (model.predict_proba(X)[:, 1] >= 0.5).astype(int)
+    direct = group.certify_ratio(frame.y, labels, X[["g"]], threshold=0.7, n_resamples=50,
+                                 random_state=0)
+    assert res.threshold == 0.7
+    np.testing.assert_array_equal(res.lower, direct.lower)
     path = tmp_path / "trail.csv"
     frame.to_csv(path, index=False)
     base = ["group", str(path), "--label", "y", "--prediction", "y_pred", "--protected", "g",
