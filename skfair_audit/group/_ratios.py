@@ -407,8 +407,28 @@ class RatioResult(GroupAuditResult):
         return super().describe(target_description)
 
 
-@dataclass(frozen=True, eq=False)
-class RatioBoundsResult(RatioResult):
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _GroupRatios(RatioResult):
+    """The fields every ratio audit of a group collection has (keyword-only, so that each
+    result adds its own after them)."""
+
+    names: tuple
+    sizes: np.ndarray
+    group_values: np.ndarray
+    ratios: np.ndarray
+    denominator: str
+    denominator_groups: tuple
+    reasons: tuple
+    alternative: str
+    metric: str
+    n: int
+    groups: object
+    empty_groups: tuple = ()
+    _kind: str = field(default="max", repr=False)
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class RatioBoundsResult(_GroupRatios):
     """Simultaneous confidence bounds on ratio disparities :math:`r(G) = \\mu_G / d(G)`.
 
     Attributes
@@ -438,29 +458,16 @@ class RatioBoundsResult(RatioResult):
         As in :class:`GroupBoundsResult`.
     """
 
-    names: tuple
-    sizes: np.ndarray
-    group_values: np.ndarray
-    ratios: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
     denominators: np.ndarray
-    denominator_groups: tuple
-    denominator: str
-    reasons: tuple
     candidates: np.ndarray
     scales: np.ndarray
     critical_value: float
     alpha: float
-    alternative: str
-    metric: str
-    n: int
     bootstrap_distribution: np.ndarray
     method: str
-    groups: object
     threshold: float | None = None
-    empty_groups: tuple = ()
-    _kind: str = field(default="max", repr=False)
 
     procedure = "ratio_bounds"
     interval_description = "simultaneous bounds on the ratio"
@@ -669,8 +676,8 @@ def _ratio_bounds(summary, *, denominator, alternative, alpha, threshold, min_sh
         _kind=setup.kind)
 
 
-@dataclass(frozen=True, eq=False)
-class RatioFlagResult(RatioResult):
+@dataclass(frozen=True, eq=False, kw_only=True)
+class RatioFlagResult(_GroupRatios):
     """Groups flagged by Benjamini–Hochberg for a ratio below (or above) ``threshold``.
 
     Attributes
@@ -689,27 +696,14 @@ class RatioFlagResult(RatioResult):
     se_method : {"bootstrap", "delta"}
     """
 
-    names: tuple
-    sizes: np.ndarray
-    group_values: np.ndarray
-    ratios: np.ndarray
     standard_errors: np.ndarray
     statistics: np.ndarray
     pvalues: np.ndarray
     adjusted_pvalues: np.ndarray
     flagged: np.ndarray
-    denominator: str
-    denominator_groups: tuple
-    reasons: tuple
     threshold: float
-    alternative: str
     q: float
     se_method: str
-    metric: str
-    n: int
-    groups: object
-    empty_groups: tuple = ()
-    _kind: str = field(default="max", repr=False)
 
     procedure = "ratio_flag"
     _EMPHASIS = "flagged"
