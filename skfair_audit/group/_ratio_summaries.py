@@ -53,7 +53,7 @@ from .._utils import (
     seed_sequence,
     validate_params,
 )
-from ._protocol import GroupAuditResult, ResultTable, Verdict
+from ._protocol import GroupAuditResult, ResultTable, Verdict, result_frame
 from ._summary import BOOTSTRAP_CONSTRAINTS, AuditSummary
 
 __all__ = ["DisparitySummaryResult", "disparity_summaries"]
@@ -190,10 +190,9 @@ class DisparitySummaryResult(GroupAuditResult):
         -------
         pandas.DataFrame
         """
-        pd = import_optional("pandas", "build a DataFrame from a result")
-        return pd.DataFrame({"summary": list(self.names), "value": self.estimates,
+        return result_frame({"summary": list(self.names), "value": self.estimates,
                              "lower": self.lower, "upper": self.upper,
-                             "reason": list(self.reasons)}).set_index("summary")
+                             "reason": list(self.reasons)}, "summary")
 
     def verdict(self, epsilon0=None) -> Verdict:
         """Descriptive (these summaries are read, not gated).
