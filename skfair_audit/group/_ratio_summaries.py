@@ -53,7 +53,7 @@ from .._utils import (
     seed_sequence,
     validate_params,
 )
-from ._protocol import GroupAuditResult, ResultTable, Verdict, result_frame
+from ._protocol import GroupAuditResult, ResultTable, Verdict
 from ._summary import BOOTSTRAP_CONSTRAINTS, AuditSummary
 
 __all__ = ["DisparitySummaryResult", "disparity_summaries"]
@@ -190,9 +190,10 @@ class DisparitySummaryResult(GroupAuditResult):
         -------
         pandas.DataFrame
         """
-        return result_frame({"summary": list(self.names), "value": self.estimates,
+        pd = import_optional("pandas", "build a DataFrame from a result")
+        return pd.DataFrame({"summary": list(self.names), "value": self.estimates,
                              "lower": self.lower, "upper": self.upper,
-                             "reason": list(self.reasons)}, "summary")
+                             "reason": list(self.reasons)}).set_index("summary")
 
     def verdict(self, epsilon0=None) -> Verdict:
         """Descriptive (these summaries are read, not gated).
