@@ -149,9 +149,10 @@ def _add_group(sub):
                        help="most attributes fixed at once (default: all; 1 = marginal groups)")
     group.add_argument("--min-size", type=int, default=0, metavar="N",
                        help="drop groups with fewer rows (default: 0)")
-    group.add_argument("--metric", default="false_positive_rate",
+    group.add_argument("--metric", default=None,
                        help="metric name, e.g. fpr, fnr, tpr, ppv, npv, fdr, error_rate, "
-                            "accuracy, selection_rate (default: false_positive_rate)")
+                            "accuracy, selection_rate (default: false_positive_rate; the "
+                            "ratio procedures: selection_rate)")
     group.add_argument("--pos-label", default=None, metavar="LABEL",
                        help="positive label of --label/--prediction (default: 1 for 0/1 data)")
     group.add_argument("--target", type=target_option, default="overall",
@@ -181,7 +182,8 @@ def _add_group(sub):
                                       for p in procedures if get_procedure(p).alternatives))
     group.add_argument("--epsilon0", type=finite, default=None, metavar="E",
                        help="disparity threshold (threshold and flag: default 0; bounds: "
-                            "optional, turns the bounds into a gate)")
+                            "optional, turns the bounds into a gate); the ratio threshold r0 "
+                            "of certify_ratio and flag_ratios (default 0.8)")
     group.add_argument("--alpha", type=probability, default=0.1,
                        help="simultaneous error level of bounds / threshold (default 0.1)")
     group.add_argument("--q", type=probability, default=0.1,
@@ -281,11 +283,13 @@ def _run_group(args, argv=()) -> int:
         raise UserError("--threshold goes with --score (not with --prediction).")
     if args.score is not None and args.threshold is None:
         raise UserError("--score needs --threshold T (predicted positive when score >= T).")
+    _check_procedure_options(args, declaration)
     frame, y, y_pred, pos_label = _read_trail(args, progress)
-    takes = {p.name for p in declaration.parameters}
+    takes = {p.key for p in declaration.parameters}
     epsilon0 = args.epsilon0
     if "epsilon0" in takes and epsilon0 is None:  # the procedure's default (or fallback)
-        epsilon0 = declaration.resolve({"epsilon0": None})["epsilon0"]
+        supplied = declaration.supplied("epsilon0").name  # e.g. the ratio threshold
+        epsilon0 = declaration.resolve({"epsilon0": None})[supplied]
     given = dict(alternative=alternative, alpha=args.alpha, q=args.q, epsilon0=epsilon0,
                  n_resamples=args.n_resamples, random_state=args.random_state,
                  verbose=not args.quiet,  # a progress bar on stderr
@@ -337,8 +341,9 @@ def _run_group(args, argv=()) -> int:
                  else f"alpha={args.alpha:g} (simultaneous)")
         print(f"Group audit of {args.data}: {procedure}, metric {result.metric}, "
               f"alternative {alternative}, {level}")
-        print(f"target theta = {result.target:.4g} ({args.target}); audit sample n = "
-              f"{result.n:,}; {len(table.rows)} "
+        print((f"ratios to {result.denominator}" if hasattr(result, "ratios") else
+               f"target theta = {result.target:.4g} ({args.target})")
+              + f"; audit sample n = {result.n:,}; {len(table.rows)} "
               + ("extreme tilts" if args.tilts else "non-empty groups"))
         print_table(table.columns, table.rows)
         print(f"Result: {verdict.summary} -> exit code {code}")
@@ -347,6 +352,27 @@ def _run_group(args, argv=()) -> int:
                       f"{verdict.summary} (exit code {code}).",
                       None if "epsilon0" in takes else args.epsilon0, progress)
     return code
+
+
+def _check_procedure_options(args, declaration):
+    """The metric's default, and the options a procedure cannot take: a ``--target`` for a
+    procedure without one, a ``--procedure-param`` of an option of its own (e.g. the ratio
+    threshold, which is ``--epsilon0``: ``--threshold`` is the score threshold)."""
+    metric = declaration.parameter("metric")
+    if args.metric is None:
+        args.metric = ("false_positive_rate" if metric is None or metric.required
+                       else metric.default)
+    if args.tilts:
+        return
+    if declaration.parameter("target") is None and args.target != "overall":
+        raise UserError(f"--procedure {declaration.name} takes no --target"
+                        + (" (the ratios' denominator is --procedure-param denominator=...)"
+                           if declaration.parameter("denominator") else "") + ".")
+    for name, _ in args.procedure_param:
+        p = declaration.parameter(name)
+        if p is not None and p.supplied_by:
+            raise UserError(f"--procedure-param {name}: the {name} of --procedure "
+                            f"{declaration.name} is --{p.supplied_by.replace('_', '-')}.")
 
 
 def _write_report(args, argv, frame, result, procedure, audited, outcome, epsilon0, progress):

@@ -87,7 +87,6 @@ def run_bias_audit(args, argv=()) -> int:
     """Read the file, build the table, print it; exit 1 when a category is certified below."""
     from .._utils import json_safe
     from ..group import bias_audit_table
-    from ..report import AuditReport, data_section, ratio_section
 
     progress = Progress(args.quiet)
     progress(f"reading {args.data}")
@@ -129,20 +128,28 @@ def run_bias_audit(args, argv=()) -> int:
         print(result.guarantee())
         print(f"Result: {verdict.summary} -> exit code {code}")
     if args.report:
-        report = AuditReport(
-            title="Bias audit (Local Law 144 style)",
-            audited=(f"The decisions in {args.data} ({len(frame):,} rows): {mode} mode on "
-                     f"column {column!r}; categories: {', '.join(args.protected)} and their "
-                     "intersections."),
-            outcome=f"{verdict.summary} (exit code {code}).",
-            sections=(
-                data_section({"file": str(args.data), "rows": len(frame),
-                              option.lstrip("-"): column,
-                              "category columns": ", ".join(args.protected)}),
-                ratio_section(result, title="Bias-audit table", key="bias_audit"),
-            ),
-            command=command_line(argv),
-            extras=run_extras([args.data]),
-        )
-        write_report(report, args.report, progress)
+        _write_report(args, argv, frame, result, mode, column, option,
+                      f"{verdict.summary} (exit code {code}).", progress)
     return code
+
+
+def _write_report(args, argv, frame, result, mode, column, option, outcome, progress):
+    """The HTML/Markdown/JSON report of a bias audit (``--report``)."""
+    from ..report import AuditReport, data_section, ratio_section
+
+    report = AuditReport(
+        title="Bias audit (Local Law 144 style)",
+        audited=(f"The decisions in {args.data} ({len(frame):,} rows): {mode} mode on "
+                 f"column {column!r}; categories: {', '.join(args.protected)} and their "
+                 "intersections."),
+        outcome=outcome,
+        sections=(
+            data_section({"file": str(args.data), "rows": len(frame),
+                          option.lstrip("-"): column,
+                          "category columns": ", ".join(args.protected)}),
+            ratio_section(result, title="Bias-audit table", key="bias_audit"),
+        ),
+        command=command_line(argv),
+        extras=run_extras([args.data]),
+    )
+    write_report(report, args.report, progress)

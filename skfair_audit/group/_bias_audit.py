@@ -40,12 +40,11 @@ from .._utils import (
     html_guarantee,
     html_table,
     html_verdict,
-    import_optional,
     validate_params,
 )
 from ._collections import intersections
 from ._metrics import as_array
-from ._protocol import ResultTable, Verdict
+from ._protocol import Verdict, result_frame
 from ._ratios import FOUR_FIFTHS, RatioResult, summary_ratio_bounds
 from ._summary import BOOTSTRAP_CONSTRAINTS, AuditSummary
 
@@ -133,13 +132,8 @@ class BiasAuditResult(RatioResult):
     def _confidence_bounds(self):
         return self.lower, self.upper
 
-    def table(self) -> ResultTable:
-        """One row per category, in the order of the rule's tables (kind by kind).
-
-        Returns
-        -------
-        ResultTable
-        """
+    def _table_columns(self):
+        """One row per category, in the order of the rule's tables (kind by kind)."""
         rate = "selection rate" if self.mode == "selection" else "scoring rate"
         cols = (("kind", "category of"), ("group", "category"), ("size", "rows"),
                 ("selected", "selected" if self.mode == "selection" else "above median"),
@@ -150,7 +144,7 @@ class BiasAuditResult(RatioResult):
              float(self.rates[j]), float(self.ratios[j]), float(self.lower[j]),
              float(self.upper[j]), self.verdicts[j], self.reasons[j])
             for j in self._order())
-        return ResultTable(tuple(c for c, _ in cols), tuple(lb for _, lb in cols), rows)
+        return cols, rows
 
     def _order(self):
         kinds = list(dict.fromkeys(self.kinds))
@@ -164,9 +158,7 @@ class BiasAuditResult(RatioResult):
         -------
         pandas.DataFrame
         """
-        pd = import_optional("pandas", "build a DataFrame from a result")
-        t = self.table()
-        return pd.DataFrame(t.records()).set_index(["kind", "group"])
+        return result_frame(self.table().records(), ["kind", "group"])
 
     def verdict(self, epsilon0=None) -> Verdict:
         """Fails when some category's impact ratio is certified below the threshold.
@@ -224,17 +216,7 @@ class BiasAuditResult(RatioResult):
             out["median score"] = self.median
         return out
 
-    def describe(self, target_description=None) -> str:
-        """What was measured, in one sentence.
-
-        Parameters
-        ----------
-        target_description : str, optional
-
-        Returns
-        -------
-        str
-        """
+    def _described(self, target_description):
         what = ("selection rates" if self.mode == "selection" else
                 f"scoring rates (share scoring above the sample median {self.median:.4g})")
         return (f"Local Law 144 bias audit of {self.n:,} rows: {what} and impact ratios of "
@@ -257,6 +239,8 @@ class BiasAuditResult(RatioResult):
         ----------
         ax : matplotlib Axes, optional
         max_groups, min_size : int
+            At most ``max_groups`` categories, the least certified first, of at least
+            ``min_size`` rows.
 
         Returns
         -------

@@ -92,6 +92,15 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
       Benjamini–Hochberg at false discovery rate ``q``;
     - ``"equalized_odds"`` (:func:`~skfair_audit.group.equalized_odds`): false and true
       positive rate audits at :math:`\alpha/2` each (``metric`` is ignored).
+    - ``"ratio_bounds"``, ``"certify_ratio"``, ``"flag_ratios"``
+      (:func:`~skfair_audit.group.ratio_bounds`, :func:`~skfair_audit.group.certify_ratio`,
+      :func:`~skfair_audit.group.flag_ratios`): the same on ratios
+      :math:`r(G) = \mu_G / d(G)` instead of differences — simultaneous bounds, certificates
+      :math:`r(G) > r_0` and FDR flags of :math:`r(G) < r_0` — with ``epsilon0`` the ratio
+      threshold :math:`r_0` (default 0.8, the four-fifths rule). The denominator (default
+      ``"max"``, the impact ratio), ``min_share`` and ``families`` go in
+      ``procedure_params``; use ``metric="selection_rate"`` for impact ratios of selection
+      rates.
 
     Parameters
     ----------
@@ -102,9 +111,11 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
     metric : str, Metric or callable, default="false_positive_rate"
         See :func:`~skfair_audit.group.get_metric`. Binary metrics use ``pos_label``, or
         ``classes_[1]`` of a classifier when ``pos_label`` is None.
-    procedure : {"bounds", "threshold", "flag", "equalized_odds"}, default="bounds"
-        Or any procedure added with :func:`~skfair_audit.group.register_procedure`: the
-        estimator passes it every option it has a parameter for (and ``procedure_params``).
+    procedure : str, default="bounds"
+        ``"bounds"``, ``"threshold"``, ``"flag"``, ``"equalized_odds"``, ``"ratio_bounds"``,
+        ``"certify_ratio"``, ``"flag_ratios"`` (above), or any procedure added with
+        :func:`~skfair_audit.group.register_procedure`: the estimator passes it every option
+        it has a parameter for (and ``procedure_params``).
     groups : None, str or GroupCollection, default=None
         How the groups are built from the sensitive features of the audit rows (``"intersections"``,
         ``"intervals"``, ``"boxes"``), or the tilt class audited (``"monotone"``,
@@ -170,6 +181,8 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
     epsilon0 : float, optional
         Threshold of ``"threshold"`` and ``"flag"`` (default 0). For ``"equalized_odds"``,
         None gives bounds and a number gives certificates within :math:`\pm\epsilon_0`.
+        For ``"certify_ratio"`` and ``"flag_ratios"``: the ratio threshold :math:`r_0`
+        (their functions' ``threshold``, default 0.8), never the score ``threshold`` below.
     scale : {"rescaled", "unscaled"}, default="rescaled"
     p_star : float, default=0.01
         Floor of :math:`P_n(G)` in the rescaling.
@@ -231,6 +244,12 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
       groups certified (threshold mode);
     - ``"threshold"``: the fraction of groups certified;
     - ``"flag"``: minus the fraction of groups flagged.
+    - ``"ratio_bounds"``: the smallest simultaneous lower bound of the defined ratios (the
+      ratio certified for the worst-off group; ``alternative="upper"`` has no such score and
+      is refused);
+    - ``"certify_ratio"``: the fraction of groups whose ratio is certified above
+      :math:`r_0` (undefined ratios are not certified);
+    - ``"flag_ratios"``: minus the fraction of groups flagged.
 
     Groups without any row in the audit sample are left out. With metadata routing enabled
     (``sklearn.set_config(enable_metadata_routing=True)``), ``score`` requests
@@ -421,8 +440,25 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
                                  "'overall'.")
             procedure = self._tilts()
         parameters = {p.name: p for p in procedure.parameters}
+        own = self.get_params(deep=False)
+        for name in self.procedure_params or {}:
+            if name in parameters and parameters[name].supplied_by:
+                key = parameters[name].supplied_by
+                raise ValueError(
+                    f"procedure_params: {name!r} of {procedure.name!r} is set by the "
+                    f"estimator's {key} (e.g. {key}={parameters[name].default!r}), not in "
+                    "procedure_params"
+                    + (f"; the estimator's own {name} is another parameter" if name in own
+                       else "")
+                    + (" (the score threshold that turns scores into labels)."
+                       if name == "threshold" else "."))
+        if "target" not in parameters and "target" in own and self.target != "overall":
+            raise ValueError(
+                f"procedure={procedure.name!r} takes no target (got target={self.target!r})"
+                + (": the denominator of its ratios is procedure_params={'denominator': ...}."
+                   if "denominator" in parameters else "."))
         unknown = set(self.procedure_params or {}) - set(parameters)
-        clash = set(self.procedure_params or {}) & set(self.get_params(deep=False))
+        clash = set(self.procedure_params or {}) & set(own)
         if unknown or clash:
             raise ValueError(
                 f"procedure_params: {sorted(unknown | clash)} "
@@ -431,7 +467,7 @@ class GroupDisparityAuditor(MetaEstimatorMixin, BaseEstimator):
                 + f"{procedure.name!r} (its options: {', '.join(parameters)}).")
         given = self._given(parameters)
         missing = [name for name, p in parameters.items() if name != "metric" and p.required
-                   and p.fallback is REQUIRED and given.get(name) is None]
+                   and p.fallback is REQUIRED and given.get(p.key) is None]
         if missing:
             raise ValueError(f"{procedure.name!r} needs {', '.join(missing)}"
                              + (" (the bandwidth of the Gaussian kernel)"
@@ -672,7 +708,7 @@ def audit_score(result) -> float:
     Parameters
     ----------
     result : GroupAuditResult
-        Bounds, certificates, flags or equalized odds.
+        Bounds, certificates, flags or equalized odds, on differences or on ratios.
 
     Returns
     -------
@@ -702,8 +738,10 @@ def audit_score(result) -> float:
         if result.certified is not None:
             return float(np.mean(result.certified[active]))
         return -float(np.max(result.worst_disparity[active]))
-    if result.procedure == "flag":
+    if result.procedure in ("flag", "ratio_flag"):
         return -float(np.mean(result.flagged[active]))
+    if result.procedure == "ratio_bounds":
+        return _ratio_score(result, active)
     if result.procedure == "threshold":
         return float(np.mean(result.certified[active]))
     lower, upper = result.lower[active], result.upper[active]
@@ -712,3 +750,17 @@ def audit_score(result) -> float:
     if result.alternative == "upper":
         return -float(np.max(upper))
     return -float(np.max(np.maximum(np.abs(lower), np.abs(upper))))
+
+
+def _ratio_score(result, active) -> float:
+    """:func:`audit_score` of ratio bounds: the fraction certified (with a threshold), else
+    the smallest lower bound of the defined ratios."""
+    if result.threshold is not None:
+        return float(np.mean(result.certified[active]))
+    if result.alternative == "upper":
+        raise ValueError("upper bounds on ratios give no higher-is-fairer score: use "
+                         "alternative='lower' or 'two-sided' (or certify_ratio).")
+    defined = active & result.defined
+    if not defined.any():
+        raise ValueError("no ratio of this audit is defined (see the reasons in its table).")
+    return float(np.min(result.lower[defined]))

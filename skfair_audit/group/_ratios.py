@@ -93,22 +93,24 @@ inequalities using generalized moment selection. Econometrica 78(1), 119–157.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 from scipy.stats import false_discovery_control
 
-from .._resampling import DEFAULT_MEMORY_LIMIT
 from .._utils import (
+    BOOLEAN,
     PROBABILITY,
     InstanceOf,
     Interval,
     Options,
     import_optional,
     user_stacklevel,
-    validate_params,
 )
+from . import _procedures  # noqa: F401 - the built-in procedures are registered first
 from ._bootstrap import (
     ReplicateSums,
     compute_scales,
@@ -116,8 +118,29 @@ from ._bootstrap import (
     normal_pvalues,
     run_bootstrap,
 )
-from ._protocol import BOUND_SIDES, GroupAuditResult, ResultTable, Verdict, _plain
-from ._summary import ALTERNATIVES, BOOTSTRAP_CONSTRAINTS, AuditSummary
+from ._protocol import (
+    BOUND_SIDES,
+    GroupAuditResult,
+    ResultTable,
+    Verdict,
+    _plain,
+    labelled_table,
+    result_frame,
+)
+from ._registry import (
+    CHERIAN_CANDES,
+    POS_LABEL,
+    REQUIRED,
+    Parameter,
+    Procedure,
+    alternative_parameter,
+    common_parameters,
+    docstring,
+    get_procedure,
+    make_function,
+    register_procedure,
+)
+from ._summary import ALTERNATIVES, BOOTSTRAP_CONSTRAINTS
 
 __all__ = [
     "RatioBoundsResult",
@@ -362,19 +385,71 @@ class RatioResult(GroupAuditResult):
     def _plot_values(self):
         return 1.0 - self.ratios
 
-    def _index(self, group):
-        return group if isinstance(group, (int, np.integer)) else self.groups.index(group)
+    def table(self) -> ResultTable:
+        """One row per non-empty group (undefined ratios included, with the reason).
+
+        Returns
+        -------
+        ResultTable
+        """
+        return labelled_table(*self._table_columns())
+
+    def to_frame(self):
+        """A :class:`pandas.DataFrame` with one row per group.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return result_frame({"group": list(self.names), "size": self.sizes,
+                             "value": self.group_values, "ratio": self.ratios,
+                             **self._frame_columns()})
+
+    def describe(self, target_description=None) -> str:
+        """What was measured, in one sentence.
+
+        Parameters
+        ----------
+        target_description : str, optional
+
+        Returns
+        -------
+        str
+        """
+        return self._described(target_description)
+
+    def _described(self, target_description):
+        return super().describe(target_description)
 
 
-@dataclass(frozen=True, eq=False)
-class RatioBoundsResult(RatioResult):
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _GroupRatios(RatioResult):
+    """The fields every ratio audit of a group collection has (keyword-only, so that each
+    result adds its own after them)."""
+
+    names: tuple
+    sizes: np.ndarray
+    group_values: np.ndarray
+    ratios: np.ndarray
+    denominator: str
+    denominator_groups: tuple
+    reasons: tuple
+    alternative: str
+    metric: str
+    n: int
+    groups: object
+    empty_groups: tuple = ()
+    _kind: str = field(default="max", repr=False)
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class RatioBoundsResult(_GroupRatios):
     """Simultaneous confidence bounds on ratio disparities :math:`r(G) = \\mu_G / d(G)`.
 
     Attributes
     ----------
-    names : tuple of str
-    sizes : ndarray of int
-        Rows of every group in the audit sample.
+    names, sizes : tuple of str, ndarray of int
+        The groups and their rows in the audit sample, as in :class:`GroupBoundsResult`.
     group_values : ndarray
         :math:`\\hat\\mu_G`.
     ratios : ndarray
@@ -398,29 +473,16 @@ class RatioBoundsResult(RatioResult):
         As in :class:`GroupBoundsResult`.
     """
 
-    names: tuple
-    sizes: np.ndarray
-    group_values: np.ndarray
-    ratios: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
     denominators: np.ndarray
-    denominator_groups: tuple
-    denominator: str
-    reasons: tuple
     candidates: np.ndarray
     scales: np.ndarray
     critical_value: float
     alpha: float
-    alternative: str
-    metric: str
-    n: int
     bootstrap_distribution: np.ndarray
     method: str
-    groups: object
     threshold: float | None = None
-    empty_groups: tuple = ()
-    _kind: str = field(default="max", repr=False)
 
     procedure = "ratio_bounds"
     interval_description = "simultaneous bounds on the ratio"
@@ -444,13 +506,7 @@ class RatioBoundsResult(RatioResult):
     def _confidence_bounds(self):
         return self.lower, self.upper
 
-    def table(self) -> ResultTable:
-        """One row per group with rows (undefined ratios included, with the reason).
-
-        Returns
-        -------
-        ResultTable
-        """
+    def _table_columns(self):
         cols = (("group", "group"), ("size", "rows"), ("value", "rate"),
                 ("ratio", "ratio"), ("lower", "lower"), ("upper", "upper"),
                 ("denominator", "denominator"), ("undefined", "undefined because"))
@@ -464,24 +520,16 @@ class RatioBoundsResult(RatioResult):
             cols += (("certified", f"certified ≥ {self.threshold:g}"),)
             rows = tuple((*r, bool(cert[j])) for r, j in zip(
                 rows, np.flatnonzero(self.active), strict=True))
-        return ResultTable(tuple(c for c, _ in cols), tuple(lb for _, lb in cols), rows)
+        return cols, rows
 
-    def to_frame(self):
-        """A :class:`pandas.DataFrame` with one row per group.
-
-        Returns
-        -------
-        pandas.DataFrame
-        """
-        pd = import_optional("pandas", "build a DataFrame from a result")
-        data = {"group": list(self.names), "size": self.sizes, "value": self.group_values,
-                "ratio": self.ratios, "lower": self.lower, "upper": self.upper,
+    def _frame_columns(self):
+        data = {"lower": self.lower, "upper": self.upper,
                 "denominator_group": list(self.denominator_groups),
                 "denominator_value": self.denominators, "defined": self.defined,
                 "reason": list(self.reasons)}
         if self.threshold is not None:
             data["certified"] = self.certified
-        return pd.DataFrame(data).set_index("group")
+        return data
 
     def verdict(self, epsilon0=None) -> Verdict:
         """Descriptive without a threshold; with one (``epsilon0`` here is the ratio
@@ -493,6 +541,7 @@ class RatioBoundsResult(RatioResult):
         Parameters
         ----------
         epsilon0 : float, optional
+            The ratio threshold :math:`r_0` (default: the audit's own ``threshold``).
 
         Returns
         -------
@@ -557,17 +606,7 @@ class RatioBoundsResult(RatioResult):
             out["certified"] = int(self.certified.sum())
         return out
 
-    def describe(self, target_description=None) -> str:
-        """What was measured, in one sentence.
-
-        Parameters
-        ----------
-        target_description : str, optional
-
-        Returns
-        -------
-        str
-        """
+    def _described(self, target_description):
         words = target_description or _denominator_words(self._kind, self.denominator)
         return (f"Ratio of the {self._metric_words()} of every group to {words}; audit sample: "
                 f"{self.n:,} rows; {int(self.active.sum())} non-empty groups.")
@@ -623,44 +662,11 @@ def _bounds_of(setup, dist, alpha, alternative):
     return c, lower, upper
 
 
-def summary_ratio_bounds(summary, *, denominator="max", alternative="two-sided", alpha=0.1,
-                         threshold=None, min_share=0.0, p_star=0.01, families=None,
-                         exclude_small=False, n_resamples=1000, batch_size=None,
-                         memory_limit=DEFAULT_MEMORY_LIMIT,
-                         random_state=None, n_jobs=None, verbose=0) -> RatioBoundsResult:
-    """Simultaneous bounds on the ratio of every group of an :class:`AuditSummary`.
-
-    The implementation of :func:`ratio_bounds` and :func:`certify_ratio` (see the module
-    docstring of :mod:`skfair_audit.group._ratios` for the method).
-
-    Parameters
-    ----------
-    summary : AuditSummary
-        Its target is not used: the denominator is ``denominator``.
-    denominator : {"max", "overall"} or str
-    alternative : {"two-sided", "lower", "upper"}
-    alpha : float
-    threshold : float, optional
-        Ratio threshold of a certification.
-    min_share : float
-        ``"max"``: share of the audit sample a group needs to be a candidate maximum.
-    p_star : float
-        Share under which a group's bounds widen by :math:`(p^*/P_n(G))^{3/2}` beyond the
-        CLT width (the rescaled scales of :func:`certify_bounds`).
-    families : array-like of int, optional
-        ``"max"``: family of every group (the maximum is taken per family).
-    exclude_small : bool
-        Groups under ``min_share`` get no ratio (reason given), as Local Law 144 allows.
-    n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose
-        Bootstrap controls.
-
-    Returns
-    -------
-    RatioBoundsResult
-    """
-    if alternative not in ALTERNATIVES["bounds"]:
-        raise ValueError(f"alternative must be one of {ALTERNATIVES['bounds']}, got "
-                         f"{alternative!r}.")
+def _ratio_bounds(summary, *, denominator, alternative, alpha, threshold, min_share, p_star,
+                  families, exclude_small, n_resamples, batch_size, memory_limit,
+                  random_state, n_jobs, verbose) -> RatioBoundsResult:
+    """The math of :func:`ratio_bounds`, :func:`certify_ratio` and
+    :func:`summary_ratio_bounds` (see the module docstring for the method)."""
     setup, process = _setup_and_process(summary, denominator, min_share, p_star, families,
                                         exclude_small)
     sups = run_bootstrap(summary, process, n_resamples, batch_size=batch_size,
@@ -685,115 +691,8 @@ def summary_ratio_bounds(summary, *, denominator="max", alternative="two-sided",
         _kind=setup.kind)
 
 
-_RATIO_BOUNDS_PARAMETERS = {
-    **RATIO_CONSTRAINTS, "alternative": [Options(ALTERNATIVES["bounds"])],
-}
-
-
-@validate_params(_RATIO_BOUNDS_PARAMETERS)
-def ratio_bounds(y, y_pred, groups, *, metric="selection_rate", denominator="max",
-                 alternative="two-sided", alpha=0.1, min_share=0.0, p_star=0.01,
-                 pos_label=None, n_resamples=1000, batch_size=None,
-                 memory_limit=DEFAULT_MEMORY_LIMIT, random_state=None,
-                 n_jobs=None, verbose=0) -> RatioBoundsResult:
-    """Confidence bounds on every group's ratio disparity, valid simultaneously.
-
-    :math:`r(G) = \\mu_G / d(G)` with :math:`d` the overall rate (``"overall"``), a reference
-    group's rate (its name) or the highest rate among the groups with at least ``min_share``
-    of the audit sample (``"max"``: the impact ratio, the most selected group re-chosen in
-    every bootstrap replicate). See :mod:`skfair_audit.group._ratios` for the method.
-
-    Parameters
-    ----------
-    y, y_pred, groups, metric, pos_label
-        As in :func:`certify_bounds` (the metric must be non-negative; default the selection
-        rate).
-    denominator : {"max", "overall"} or str
-    alternative : {"two-sided", "lower", "upper"}
-    alpha : float
-        Simultaneous error level.
-    min_share : float
-        ``"max"``: share of the audit sample a group needs to be a candidate maximum.
-    p_star : float
-        Share under which a group's bounds widen by :math:`(p^*/P_n(G))^{3/2}` beyond the
-        CLT width (the rescaled scales of :func:`certify_bounds`).
-    n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose
-        Bootstrap controls, as in :func:`certify_bounds`.
-
-    Returns
-    -------
-    RatioBoundsResult
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> g = rng.choice(["a", "b"], 4000)
-    >>> y_pred = (rng.random(4000) < np.where(g == "a", 0.5, 0.3)).astype(int)
-    >>> res = ratio_bounds(y_pred, y_pred, {"g": g}, n_resamples=200, random_state=0)
-    >>> res.denominator_groups
-    ('g=a', 'g=a')
-    >>> bool(res.upper[1] < 0.8)
-    True
-    """
-    summary = AuditSummary.from_rows(y, y_pred, groups, metric=metric, pos_label=pos_label)
-    return summary_ratio_bounds(
-        summary, denominator=denominator, alternative=alternative, alpha=alpha,
-        min_share=min_share, p_star=p_star, n_resamples=n_resamples, batch_size=batch_size,
-        memory_limit=memory_limit,
-        random_state=random_state, n_jobs=n_jobs, verbose=verbose)
-
-
-_CERTIFY_RATIO_PARAMETERS = {**RATIO_CONSTRAINTS, "threshold": [Interval("real", 0, None)]}
-
-
-@validate_params(_CERTIFY_RATIO_PARAMETERS)
-def certify_ratio(y, y_pred, groups, *, metric="selection_rate", denominator="max",
-                  threshold=FOUR_FIFTHS, alpha=0.1, min_share=0.0, p_star=0.01,
-                  pos_label=None, n_resamples=1000, batch_size=None,
-                  memory_limit=DEFAULT_MEMORY_LIMIT, random_state=None,
-                  n_jobs=None, verbose=0) -> RatioBoundsResult:
-    """Certify :math:`r(G) > r_0` (default the four-fifths rule) for every group at once.
-
-    One-sided simultaneous lower bounds (:func:`ratio_bounds` with ``alternative="lower"``):
-    a group is certified when its lower bound exceeds ``threshold``; the probability that
-    any certificate is wrong is at most ``alpha`` (as the sample grows).
-
-    Parameters
-    ----------
-    threshold : float
-        The ratio :math:`r_0` (0.8: the EEOC's four-fifths rule).
-    y, y_pred, groups, metric, denominator, alpha, min_share, p_star, pos_label
-        As in :func:`ratio_bounds`.
-    n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose
-        Bootstrap controls.
-
-    Returns
-    -------
-    RatioBoundsResult
-        With ``threshold`` set: ``certified``, and ``verdict()`` fails when a group is not
-        certified.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> g = rng.choice(["a", "b", "c"], 6000)
-    >>> y_pred = (rng.random(6000) < np.where(g == "c", 0.3, 0.5)).astype(int)
-    >>> res = certify_ratio(y_pred, y_pred, {"g": g}, n_resamples=200, random_state=0)
-    >>> res.verdict().groups
-    ('g=c',)
-    """
-    summary = AuditSummary.from_rows(y, y_pred, groups, metric=metric, pos_label=pos_label)
-    return summary_ratio_bounds(
-        summary, denominator=denominator, alternative="lower", alpha=alpha,
-        threshold=threshold, min_share=min_share, p_star=p_star, n_resamples=n_resamples,
-        batch_size=batch_size,
-        memory_limit=memory_limit, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
-
-
-@dataclass(frozen=True, eq=False)
-class RatioFlagResult(RatioResult):
+@dataclass(frozen=True, eq=False, kw_only=True)
+class RatioFlagResult(_GroupRatios):
     """Groups flagged by Benjamini–Hochberg for a ratio below (or above) ``threshold``.
 
     Attributes
@@ -812,27 +711,14 @@ class RatioFlagResult(RatioResult):
     se_method : {"bootstrap", "delta"}
     """
 
-    names: tuple
-    sizes: np.ndarray
-    group_values: np.ndarray
-    ratios: np.ndarray
     standard_errors: np.ndarray
     statistics: np.ndarray
     pvalues: np.ndarray
     adjusted_pvalues: np.ndarray
     flagged: np.ndarray
-    denominator: str
-    denominator_groups: tuple
-    reasons: tuple
     threshold: float
-    alternative: str
     q: float
     se_method: str
-    metric: str
-    n: int
-    groups: object
-    empty_groups: tuple = ()
-    _kind: str = field(default="max", repr=False)
 
     procedure = "ratio_flag"
     _EMPHASIS = "flagged"
@@ -864,15 +750,9 @@ class RatioFlagResult(RatioResult):
         -------
         bool
         """
-        return bool(self.flagged[self._index(group)])
+        return bool(self.flagged[self.groups.index(group)])
 
-    def table(self) -> ResultTable:
-        """One row per non-empty group.
-
-        Returns
-        -------
-        ResultTable
-        """
+    def _table_columns(self):
         cols = (("group", "group"), ("size", "rows"), ("value", "rate"), ("ratio", "ratio"),
                 ("se", "std. error"), ("pvalue", "p-value"), ("adjusted_pvalue", "adjusted p"),
                 ("flagged", "flagged"), ("undefined", "undefined because"))
@@ -881,21 +761,12 @@ class RatioFlagResult(RatioResult):
              _plain(self.ratios[j]), _plain(self.standard_errors[j]), float(self.pvalues[j]),
              float(self.adjusted_pvalues[j]), bool(self.flagged[j]), self.reasons[j])
             for j in np.flatnonzero(self.active))
-        return ResultTable(tuple(c for c, _ in cols), tuple(lb for _, lb in cols), rows)
+        return cols, rows
 
-    def to_frame(self):
-        """A :class:`pandas.DataFrame` with one row per group.
-
-        Returns
-        -------
-        pandas.DataFrame
-        """
-        pd = import_optional("pandas", "build a DataFrame from a result")
-        return pd.DataFrame({
-            "group": list(self.names), "size": self.sizes, "value": self.group_values,
-            "ratio": self.ratios, "se": self.standard_errors, "statistic": self.statistics,
-            "pvalue": self.pvalues, "adjusted_pvalue": self.adjusted_pvalues,
-            "flagged": self.flagged, "reason": list(self.reasons)}).set_index("group")
+    def _frame_columns(self):
+        return {"se": self.standard_errors, "statistic": self.statistics,
+                "pvalue": self.pvalues, "adjusted_pvalue": self.adjusted_pvalues,
+                "flagged": self.flagged, "reason": list(self.reasons)}
 
     def verdict(self, epsilon0=None) -> Verdict:
         """Fails when at least one group is flagged.
@@ -951,6 +822,7 @@ class RatioFlagResult(RatioResult):
         ----------
         ax : matplotlib Axes, optional
         max_groups, min_size : int
+            At most ``max_groups`` groups (flagged first), of at least ``min_size`` rows.
 
         Returns
         -------
@@ -1026,37 +898,14 @@ def delta_ratio_se(summary, setup, threshold):
         return np.where(setup.covered, np.sqrt(np.clip(var, 0.0, None)), np.nan)
 
 
-def summary_flag_ratios(summary, *, denominator="max", threshold=FOUR_FIFTHS,
-                        alternative="less", q=0.1, se="delta", min_share=0.0,
-                        p_star=0.01, families=None, n_resamples=1000, batch_size=None,
-                        memory_limit=DEFAULT_MEMORY_LIMIT,
-                        random_state=None, n_jobs=None, verbose=0) -> RatioFlagResult:
-    """Benjamini–Hochberg flags of ratios on an :class:`AuditSummary` (see
-    :func:`flag_ratios`).
-
-    Parameters
-    ----------
-    summary : AuditSummary
-    denominator : {"max", "overall"} or str
-    threshold : float
-    alternative : {"less", "greater"}
-    q : float
-    se : {"bootstrap", "delta"}
-    min_share, p_star, families
-        As in :func:`summary_ratio_bounds`.
-    n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose
-        Bootstrap controls (``se="bootstrap"``).
-
-    Returns
-    -------
-    RatioFlagResult
-    """
-    if alternative not in ("less", "greater"):
-        raise ValueError(f"alternative must be 'less' or 'greater', got {alternative!r}.")
+def _flag_ratios(summary, *, denominator, threshold, alternative, q, se, min_share, p_star,
+                 families, n_resamples, batch_size, memory_limit, random_state, n_jobs,
+                 verbose) -> RatioFlagResult:
+    """The math of :func:`flag_ratios` and :func:`summary_flag_ratios`."""
     setup, process = _setup_and_process(summary, denominator, min_share, p_star, families)
     if se == "delta":
         std = delta_ratio_se(summary, setup, threshold)
-    elif se == "bootstrap":
+    else:
         reps = run_bootstrap(summary, process.replicate_ratios, n_resamples,
                              batch_size=batch_size,
                              memory_limit=memory_limit, random_state=random_state, n_jobs=n_jobs,
@@ -1069,8 +918,6 @@ def summary_flag_ratios(summary, *, denominator="max", threshold=FOUR_FIFTHS,
         # null-centred delta-method error there (as flag_groups does)
         std = np.where(setup.covered & ~(std > 0), delta_ratio_se(summary, setup, threshold),
                        std)
-    else:
-        raise ValueError(f"se must be 'bootstrap' or 'delta', got {se!r}.")
     std = np.where(setup.covered, std, np.nan)
     est = setup.ratios
     pvalues, z = normal_pvalues(np.where(setup.covered, est, 0.0), std, threshold,
@@ -1088,60 +935,180 @@ def summary_flag_ratios(summary, *, denominator="max", threshold=FOUR_FIFTHS,
         empty_groups=summary.empty_groups, _kind=setup.kind)
 
 
-_FLAG_RATIOS_PARAMETERS = {
-    **RATIO_CONSTRAINTS, "threshold": [Interval("real", 0, None)],
-    "alternative": [Options(("less", "greater"))], "q": [PROBABILITY],
-    "se": [Options(("bootstrap", "delta"))],
-}
-del _FLAG_RATIOS_PARAMETERS["alpha"]
+# -- the declarations: one per procedure (skfair_audit.group._registry) --------------------------
+RATIO_METRIC = Parameter(
+    "metric", "selection_rate", None, "str, Metric or callable",
+    "See :func:`~skfair_audit.group.get_metric`; the metric must be non-negative (default\n"
+    "the selection rate).")
+DENOMINATOR = Parameter(
+    "denominator", "max", RATIO_CONSTRAINTS["denominator"], '{"max", "overall"} or str',
+    "The denominator :math:`d(G)`: ``\"max\"`` the highest rate among the candidate groups\n"
+    "(the impact ratio, re-chosen in every bootstrap replicate), ``\"overall\"`` the overall\n"
+    "rate, or the name of a reference group.")
+RATIO_ALPHA = Parameter("alpha", 0.1, RATIO_CONSTRAINTS["alpha"], "float",
+                        "Simultaneous error level.")
+MIN_SHARE = Parameter(
+    "min_share", 0.0, RATIO_CONSTRAINTS["min_share"], "float",
+    "``\"max\"``: share of the audit sample a group needs to be a candidate maximum.")
+RATIO_P_STAR = Parameter("p_star", 0.01, RATIO_CONSTRAINTS["p_star"], "float",
+                         "Share under which a group's bounds widen by "
+                         ":math:`(p^*/P_n(G))^{3/2}` beyond the CLT width (the rescaled "
+                         "scales of :func:`certify_bounds`).")
+FAMILIES = Parameter(
+    "families", None, None, "array-like of int, optional",
+    "``\"max\"``: family of every group of the collection, in its order (the maximum is\n"
+    "taken per family, e.g. sex, race and their intersections separately); default one\n"
+    "family.")
+RATIO_THRESHOLD = Parameter(
+    "threshold", FOUR_FIFTHS, [Interval("real", 0, None)], "float",
+    ":math:`r_0` (0.8: the EEOC's four-fifths rule). In\n"
+    ":class:`~skfair_audit.group.GroupDisparityAuditor` and on the command line it is\n"
+    "``epsilon0`` (their ``threshold`` turns scores into labels).",
+    supplied_by="epsilon0")
+RATIO_BOOTSTRAP = common_parameters("bootstrap")
+#: Returns sections and references of the ratio procedures.
+_REFERENCES = (CHERIAN_CANDES + "\n\nEqual Employment Opportunity Commission (1978). Uniform "
+               "Guidelines on Employee Selection\nProcedures, 29 CFR §1607.4(D) (the "
+               "four-fifths rule).")
+_METHOD = ("See :mod:`skfair_audit.group._ratios` for the method (the bootstrap of the ratio "
+           "process, the\ndata-chosen denominator, undefined ratios).")
+
+#: The rows of the examples: group c is selected at 0.3, a and b at 0.5.
+_EXAMPLE_ROWS = """
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> g = rng.choice(["a", "b", "c"], 6000)
+>>> y_pred = (rng.random(6000) < np.where(g == "c", 0.3, 0.5)).astype(int)
+"""
 
 
-@validate_params(_FLAG_RATIOS_PARAMETERS)
-def flag_ratios(y, y_pred, groups, *, metric="selection_rate", denominator="max",
-                threshold=FOUR_FIFTHS, alternative="less", q=0.1, se="delta",
-                min_share=0.0, p_star=0.01, pos_label=None, n_resamples=1000,
-                batch_size=None, memory_limit=DEFAULT_MEMORY_LIMIT, random_state=None, n_jobs=None,
-                verbose=0) -> RatioFlagResult:
-    """Flag the groups whose ratio is below ``threshold``, controlling the FDR at ``q``.
+def _ratio_procedure(name, summary, result, compute, own, description, returns, example,
+                     **more):
+    """The declaration of a ratio procedure: its own parameters ``own`` between the
+    denominator and the shared ones, the shared references, and an example on
+    :data:`_EXAMPLE_ROWS`."""
+    return Procedure(
+        name, name, summary, result,
+        (RATIO_METRIC, DENOMINATOR, *own, MIN_SHARE, RATIO_P_STAR, FAMILIES, POS_LABEL,
+         *RATIO_BOOTSTRAP),
+        compute=compute, description=inspect.cleandoc(description) + "\n\n" + _METHOD,
+        returns=returns, references=_REFERENCES,
+        examples={"function": _EXAMPLE_ROWS + inspect.cleandoc(example)}, **more)
 
-    Per group, :math:`z = (\\hat r(G) - r_0)/\\mathrm{se}(G)` and the one-sided p-value of
-    :math:`H_0: r(G) \\ge r_0` (``"less"``: adverse impact; ``"greater"`` mirrors it), then
+
+ratio_bounds = register_procedure(_ratio_procedure(
+    "ratio_bounds", "Confidence bounds on every group's ratio disparity, valid simultaneously.",
+    RatioBoundsResult, partial(_ratio_bounds, threshold=None, exclude_small=False),
+    (alternative_parameter(ALTERNATIVES["bounds"], "two-sided", "Which bounds to report."),
+     RATIO_ALPHA),
+    r"""
+    :math:`r(G) = \mu_G / d(G)` with :math:`d` the overall rate (``"overall"``), a reference
+    group's rate (its name) or the highest rate among the groups with at least ``min_share``
+    of the audit sample (``"max"``: the impact ratio, the most selected group re-chosen in
+    every bootstrap replicate). With :math:`c = Q_{1-\alpha}(\sup_G |T_b(G)|)`,
+    :math:`r(G) \in [\hat r(G) - c s_G, \hat r(G) + c s_G]` for every group at once.
+    """,
+    "Simultaneous bounds on the ratios, undefined ratios with their reason.",
+    """
+    >>> res = ratio_bounds(y_pred, y_pred, {"g": g}, n_resamples=200, random_state=0)
+    >>> res.denominator_groups
+    ('g=b', 'g=b', 'g=b')
+    >>> bool(res.upper[2] < 0.8)
+    True
+    """))
+
+certify_ratio = register_procedure(_ratio_procedure(
+    "certify_ratio",
+    r"Certify :math:`r(G) > r_0` (default the four-fifths rule) for every group at once.",
+    RatioBoundsResult, partial(_ratio_bounds, alternative="lower", exclude_small=False),
+    (RATIO_THRESHOLD, RATIO_ALPHA),
+    """
+    One-sided simultaneous lower bounds (:func:`ratio_bounds` with ``alternative="lower"``):
+    a group is certified when its lower bound exceeds ``threshold``; the probability that
+    any certificate is wrong is at most ``alpha`` (as the sample grows).
+    """,
+    "With ``threshold`` set: ``certified``, and ``verdict()`` fails when a group is not "
+    "certified.",
+    """
+    >>> res = certify_ratio(y_pred, y_pred, {"g": g}, n_resamples=200, random_state=0)
+    >>> res.verdict().groups
+    ('g=c',)
+    """))
+
+flag_ratios = register_procedure(_ratio_procedure(
+    "flag_ratios",
+    "Flag the groups whose ratio is below ``threshold``, controlling the FDR at ``q``.",
+    RatioFlagResult, _flag_ratios,
+    (RATIO_THRESHOLD,
+     alternative_parameter(("less", "greater"), "less",
+                           r"Alternative hypothesis :math:`r(G) < r_0` (adverse impact) or "
+                           r":math:`r(G) > r_0`."),
+     Parameter("q", 0.1, [PROBABILITY], "float", "False discovery rate."),
+     Parameter("se", "delta", [Options(("bootstrap", "delta"))], '{"bootstrap", "delta"}',
+               "Standard errors: the null-centred delta method (default, deterministic,\n"
+               "see :func:`delta_ratio_se`) or the standard deviation of the replicate\n"
+               "ratios (the bootstrap controls are used only then).")),
+    r"""
+    Per group, :math:`z = (\hat r(G) - r_0)/\mathrm{se}(G)` and the one-sided p-value of
+    :math:`H_0: r(G) \ge r_0` (``"less"``: adverse impact; ``"greater"`` mirrors it), then
     Benjamini–Hochberg at level ``q``. ``se="delta"`` (default, deterministic, the one
     ``benchmarks/bench_group_ratio_validity.py`` measures) is the null-centred delta method
     (:func:`delta_ratio_se`), which takes the most selected group as fixed;
     ``"bootstrap"`` is the standard deviation of the replicate ratios, whose denominator is
     re-estimated (for ``"max"``: re-chosen) in every replicate.
-
-    Parameters
-    ----------
-    threshold : float
-        :math:`r_0` (0.8: the four-fifths rule).
-    alternative : {"less", "greater"}
-    q : float
-        False discovery rate.
-    se : {"bootstrap", "delta"}
-    y, y_pred, groups, metric, denominator, min_share, p_star, pos_label
-        As in :func:`ratio_bounds`.
-    n_resamples, batch_size, memory_limit, random_state, n_jobs, verbose
-        Bootstrap controls (``se="bootstrap"``).
-
-    Returns
-    -------
-    RatioFlagResult
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> g = rng.choice(["a", "b", "c"], 6000)
-    >>> y_pred = (rng.random(6000) < np.where(g == "c", 0.25, 0.5)).astype(int)
-    >>> res = flag_ratios(y_pred, y_pred, {"g": g}, n_resamples=200, random_state=0)
+    """,
+    "P-values, Benjamini–Hochberg adjusted p-values and flags; undefined ratios get p-value "
+    "1 and are never flagged.",
+    """
+    >>> res = flag_ratios(y_pred, y_pred, {"g": g}, se="bootstrap", n_resamples=200,
+    ...                   random_state=0)
     >>> [n for n, f in zip(res.names, res.flagged) if f]
     ['g=c']
-    """
-    summary = AuditSummary.from_rows(y, y_pred, groups, metric=metric, pos_label=pos_label)
-    return summary_flag_ratios(
-        summary, denominator=denominator, threshold=threshold, alternative=alternative, q=q,
-        se=se, min_share=min_share, p_star=p_star, n_resamples=n_resamples,
-        batch_size=batch_size,
-        memory_limit=memory_limit, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+    """,
+    bootstrap=False, partitioned_fixed={"se": "delta"}))
+RATIO_BOUNDS, CERTIFY_RATIO, FLAG_RATIOS = (
+    get_procedure(name) for name in ("ratio_bounds", "certify_ratio", "flag_ratios"))
+
+
+def _on_summary(name, math, summary, parameters, description, returns):
+    """A public function of an :class:`AuditSummary` with declared ``parameters`` (the
+    declarations' options, and the extra ones of the summary function)."""
+    return make_function(
+        name, positional=["summary"], parameters=parameters, body=math,
+        module=__name__, returns=returns.__name__,
+        doc=docstring(summary, description=description,
+                      parameters=(Parameter("summary", REQUIRED, None, "AuditSummary",
+                                            "Its target is not used: the denominator is "
+                                            "``denominator``."), *parameters),
+                      returns=(returns.__name__, "As the function's.")))
+
+
+def _after(parameters, name, *extra):
+    """``parameters`` with ``extra`` inserted after the one named ``name``."""
+    cut = next(i + 1 for i, p in enumerate(parameters) if p.name == name)
+    return (*parameters[:cut], *extra, *parameters[cut:])
+
+
+summary_ratio_bounds = _on_summary(
+    "summary_ratio_bounds", _ratio_bounds,
+    "Simultaneous bounds on the ratio of every group of an :class:`AuditSummary`.",
+    _after(_after(RATIO_BOUNDS.options, "alpha",
+                  Parameter("threshold", None, [None, Interval("real", 0, None)],
+                            "float, optional", "Ratio threshold of a certification.")),
+           "families",
+           Parameter("exclude_small", False, [BOOLEAN], "bool",
+                     "Groups under ``min_share`` get no ratio (reason given), as Local Law "
+                     "144 allows.")),
+    "The implementation of :func:`ratio_bounds` (``AuditSummary.ratio_bounds``) and\n"
+    ":func:`certify_ratio` (``threshold`` set, ``alternative=\"lower\"``), with the options of\n"
+    "a bias audit (``exclude_small``).",
+    RatioBoundsResult)
+summary_flag_ratios = _on_summary(
+    "summary_flag_ratios", _flag_ratios,
+    "Benjamini–Hochberg flags of ratios on an :class:`AuditSummary` (see :func:`flag_ratios`).",
+    FLAG_RATIOS.options,
+    "The same as ``AuditSummary.flag_ratios`` (the summary as the first argument).",
+    RatioFlagResult)
+
+#: The generated functions' examples, collected by ``pytest --doctest-modules``.
+__test__ = {f.__name__: f for f in (ratio_bounds, certify_ratio, flag_ratios)}

@@ -79,6 +79,12 @@ class Parameter:
     fallback : object, optional
         The value the estimator and the command line use for a required parameter left
         unset (``None``), e.g. ``epsilon0=0.0``.
+    supplied_by : str, optional
+        The parameter of :class:`~skfair_audit.group.GroupDisparityAuditor` (and option of
+        the command line) that supplies it, when it is not the one of the same name: e.g.
+        the ratio threshold ``threshold`` of ``certify_ratio`` is the estimator's
+        ``epsilon0`` (the threshold of the procedure), never its ``threshold`` (the score
+        threshold that turns scores into labels).
     """
 
     name: str
@@ -87,11 +93,17 @@ class Parameter:
     type: str = ""
     doc: str = ""
     fallback: object = REQUIRED
+    supplied_by: str | None = None
 
     @property
     def required(self) -> bool:
         """Whether the parameter has no default."""
         return self.default is REQUIRED
+
+    @property
+    def key(self) -> str:
+        """The estimator's parameter (command-line option) that supplies it."""
+        return self.supplied_by or self.name
 
 
 def alternative_parameter(choices, default, doc="") -> Parameter:
@@ -412,6 +424,21 @@ class Procedure:
         """
         return next((p for p in self.parameters if p.name == name), None)
 
+    def supplied(self, key) -> Parameter | None:
+        """The parameter that the estimator's parameter ``key`` supplies (None when none).
+
+        Parameters
+        ----------
+        key : str
+            E.g. ``"epsilon0"``: the ratio threshold of ``certify_ratio``, the null threshold
+            of ``flag``.
+
+        Returns
+        -------
+        Parameter or None
+        """
+        return next((p for p in self.parameters if p.key == key), None)
+
     @property
     def alternatives(self) -> tuple:
         """Choices of ``alternative`` (empty when the procedure has none)."""
@@ -466,8 +493,9 @@ class Procedure:
     def resolve(self, given) -> dict:
         """The options of a call from the estimator's or the command line's values.
 
-        Every parameter of the procedure found in ``given`` is passed; ``None`` stands for
-        the procedure's default (a required parameter's ``fallback``).
+        Every parameter of the procedure found in ``given`` (under its :attr:`Parameter.key`)
+        is passed; ``None`` stands for the procedure's default (a required parameter's
+        ``fallback``).
 
         Parameters
         ----------
@@ -491,6 +519,8 @@ def resolve_options(name, parameters, given) -> dict:
         The procedure or tilt class (for the error message).
     parameters : iterable of Parameter
     given : mapping
+        Values by :attr:`Parameter.key` (the name, or the estimator's parameter that
+        supplies it).
 
     Returns
     -------
@@ -498,9 +528,9 @@ def resolve_options(name, parameters, given) -> dict:
     """
     options = {}
     for p in parameters:
-        if p.name not in given:
+        if p.key not in given:
             continue
-        value = given[p.name]
+        value = given[p.key]
         if value is None:
             if p.required and p.fallback is REQUIRED:
                 raise ValueError(f"{name!r} needs {p.name} (got None).")

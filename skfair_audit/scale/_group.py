@@ -512,6 +512,9 @@ def partitioned(function_name):
 partitioned_certify_bounds = partitioned("certify_bounds")
 partitioned_certify_threshold = partitioned("certify_threshold")
 partitioned_flag_groups = partitioned("flag_groups")
+partitioned_ratio_bounds = partitioned("ratio_bounds")
+partitioned_certify_ratio = partitioned("certify_ratio")
+partitioned_flag_ratios = partitioned("flag_ratios")
 
 #: The generated functions' examples, collected by ``pytest --doctest-modules``.
 __test__ = {f.__name__: f for f in (partitioned_certify_bounds, partitioned_certify_threshold,

@@ -225,8 +225,140 @@ def test_registry_left_clean_and_procedure_gone_everywhere(trail):
     with pytest.raises(SystemExit):
         main(["group", "x.csv", "--label", "y", "--prediction", "p", "--protected", "g",
               "--procedure", "shifted_lower"])
-    assert registered_procedures() == ("bounds", "threshold", "flag", "equalized_odds")
+    assert registered_procedures() == ("bounds", "threshold", "flag", "equalized_odds",
+                                       "ratio_bounds", "certify_ratio", "flag_ratios")
     assert registered_procedures("tilts") == ("monotone", "polynomial", "rkhs")
+
+
+# -- the ratio procedures: declared once, found in every API ---------------------------------
+@pytest.fixture
+def selection_trail():
+    rng = np.random.default_rng(5)
+    n = 4000
+    frame = pd.DataFrame({"g": rng.choice(["a", "b", "c"], n), "s": rng.choice(["F", "M"], n),
+                          "y": rng.integers(0, 2, n)})
+    frame["y_pred"] = (rng.random(n) < np.where(frame.g == "c", 0.3, 0.5)).astype(int)
+    return frame
+
+
+RATIO_ROUTES = {  # procedure -> (options of the function, the arrays that must agree)
+    "ratio_bounds": ({"alternative": "two-sided"}, ("ratios", "lower", "upper")),
+    "certify_ratio": ({"threshold": 0.9}, ("lower", "upper", "certified")),
+    "flag_ratios": ({"threshold": 0.9}, ("standard_errors", "pvalues", "flagged")),
+}
+
+
+@pytest.mark.parametrize("name", list(RATIO_ROUTES))
+def test_ratio_procedures_in_every_api_with_equal_results(name, selection_trail, tmp_path,
+                                                          capsys):
+    frame = selection_trail
+    options, fields = RATIO_ROUTES[name]
+    declaration = get_procedure(name)
+    assert name in registered_procedures("summary")
+    controls = dict(denominator="max", min_share=0.05, n_resamples=120, random_state=3)
+    # the function API: built from the declaration
+    function = getattr(group, declaration.function_name)
+    assert function is declaration.function
+    ref = function(frame.y, frame.y_pred, frame[["g", "s"]], metric="selection_rate",
+                   **options, **controls)
+
+    def same(res):
+        assert res.names == ref.names
+        for f in fields:
+            np.testing.assert_array_equal(getattr(res, f), getattr(ref, f), err_msg=f)
+
+    # AuditSummary and the thin summary_* names
+    summary = AuditSummary.from_rows(frame.y, frame.y_pred, frame[["g", "s"]],
+                                     metric="selection_rate")
+    same(getattr(summary, declaration.function_name)(**options, **controls))
+    if name == "flag_ratios":
+        same(group.summary_flag_ratios(summary, **options, **controls))
+    else:
+        same(group.summary_ratio_bounds(summary, **controls, **(
+            {"threshold": 0.9, "alternative": "lower"} if name == "certify_ratio" else options)))
+    # the partitioned API: chunks of the trail, bit for bit the in-memory audit
+    chunks = [frame.iloc[i:i + 900] for i in range(0, len(frame), 900)]
+    partitioned = getattr(scale, f"partitioned_{declaration.function_name}")
+    fixed = {k: v for k, v in controls.items()
+             if declaration.bootstrap or k not in ("n_resamples", "random_state")}
+    same(partitioned(chunks, label="y", prediction="y_pred", protected=["g", "s"],
+                     metric="selection_rate", **options, **fixed))
+    # the estimator: procedure=, the ratio threshold as epsilon0, the rest in procedure_params
+    threshold = options.get("threshold")
+    auditor = GroupDisparityAuditor(
+        FrozenEstimator(_Column().fit(frame, frame.y)), metric="selection_rate",
+        procedure=name, protected=["g", "s"], epsilon0=threshold,
+        alternative=options.get("alternative"), n_resamples=120, random_state=3,
+        procedure_params={"denominator": "max", "min_share": 0.05})
+    audited = auditor.fit(frame, frame.y).audit(frame, frame.y)
+    same(audited)
+    assert getattr(audited, "threshold", None) == threshold
+    score = auditor.score(frame, frame.y)
+    active = ref.active
+    if name == "ratio_bounds":  # the smallest simultaneous lower bound
+        expected = np.min(ref.lower[active & ref.defined])
+    elif name == "certify_ratio":  # the fraction certified
+        expected = np.mean(ref.certified[active])
+    else:  # minus the fraction flagged
+        expected = -np.mean(ref.flagged[active])
+    assert score == expected
+    # the command line: --procedure, --epsilon0 as the ratio threshold, --report
+    path = tmp_path / "trail.csv"
+    frame.to_csv(path, index=False)
+    base = ["group", str(path), "--label", "y", "--prediction", "y_pred", "--protected", "g",
+            "s", "--procedure", name, "--n-resamples", "120", "--random-state", "3",
+            "--procedure-param", "min_share=0.05", "--quiet"]
+    if threshold is not None:
+        base += ["--epsilon0", str(threshold)]
+    code = main([*base, "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["procedure"] == name and payload["metric"] == "selection_rate"
+    assert code == (1 if ref.verdict(threshold).unfair else 0)
+    column = {"ratio_bounds": "lower", "certify_ratio": "lower", "flag_ratios": "pvalue"}[name]
+    values = ref.lower if column == "lower" else ref.pvalues
+    got = [row[column] for row in payload["groups"]]
+    np.testing.assert_allclose(np.asarray(got, dtype=float), values[active], rtol=1e-12)
+    report = tmp_path / "ratio.html"
+    assert main([*base, "--report", str(report)]) == code
+    assert ref.guarantee().split(".")[0] in report.read_text()
+
+
+def test_the_ratio_threshold_is_never_the_score_threshold(selection_trail, tmp_path, capsys):
+    frame = selection_trail
+    auditor = GroupDisparityAuditor(FrozenEstimator(_Column().fit(frame, frame.y)),
+                                    metric="selection_rate", procedure="certify_ratio",
+                                    protected=["g"], n_resamples=50, random_state=0)
+    assert auditor.fit(frame, frame.y).audit(frame, frame.y).threshold == 0.8  # r0's default
+    with pytest.raises(ValueError, match="'threshold' of 'certify_ratio' is set by the "
+                                         "estimator's epsilon0.*score threshold"):
+        auditor.set_params(procedure_params={"threshold": 0.9}).fit(frame, frame.y)
+    with pytest.raises(ValueError, match="takes no target.*denominator"):
+        auditor.set_params(procedure_params=None, target="g=a").fit(frame, frame.y)
+    with pytest.raises(ValueError, match="no higher-is-fairer score"):
+        auditor.set_params(target="overall", procedure="ratio_bounds",
+                           alternative="upper").fit(frame, frame.y).score(frame, frame.y)
+    # both thresholds at once: the score threshold makes the labels, epsilon0 is r0
+    from sklearn.linear_model import LogisticRegression
+
+    X = pd.DataFrame({"g": frame.g.map({"a": 0, "b": 1, "c": 2}), "x": frame.y_pred})
+    model = FrozenEstimator(LogisticRegression().fit(X, frame.y))
+    both = GroupDisparityAuditor(model, metric="selection_rate", procedure="certify_ratio",
+                                 protected=["g"], response_method="predict_proba",
+                                 threshold=0.5, epsilon0=0.7, n_resamples=50, random_state=0)
+    res = both.fit(X, frame.y).audit(X, frame.y)
+    labels = (model.predict_proba(X)[:, 1] >= 0.5).astype(int)
+    direct = group.certify_ratio(frame.y, labels, X[["g"]], threshold=0.7, n_resamples=50,
+                                 random_state=0)
+    assert res.threshold == 0.7
+    np.testing.assert_array_equal(res.lower, direct.lower)
+    path = tmp_path / "trail.csv"
+    frame.to_csv(path, index=False)
+    base = ["group", str(path), "--label", "y", "--prediction", "y_pred", "--protected", "g",
+            "--procedure", "certify_ratio", "--quiet"]
+    assert main([*base, "--procedure-param", "threshold=0.9"]) == 2
+    assert "is --epsilon0" in capsys.readouterr().err
+    assert main([*base, "--target", "group:g=a"]) == 2
+    assert "takes no --target" in capsys.readouterr().err
 
 
 # -- RKHS tilts from the estimator and the command line ------------------------------------
