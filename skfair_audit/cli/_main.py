@@ -357,11 +357,20 @@ def _run_group(args, argv=()) -> int:
 def _check_procedure_options(args, declaration):
     """The metric's default, and the options a procedure cannot take: a ``--target`` for a
     procedure without one, a ``--procedure-param`` of an option of its own (e.g. the ratio
-    threshold, which is ``--epsilon0``: ``--threshold`` is the score threshold)."""
+    threshold, which is ``--epsilon0``: ``--threshold`` is the score threshold), or of no
+    option at all."""
+    from ..group import get_procedure
+
     metric = declaration.parameter("metric")
     if args.metric is None:
         args.metric = ("false_positive_rate" if metric is None or metric.required
                        else metric.default)
+    options = get_procedure(args.tilts) if args.tilts else declaration
+    names = [p.name for p in options.parameters]
+    unknown = [name for name, _ in args.procedure_param if name not in names]
+    if unknown:
+        raise UserError(f"--procedure-param {', '.join(unknown)}: not an option of "
+                        f"{options.name!r} (its options: {', '.join(names)}).")
     if args.tilts:
         return
     if declaration.parameter("target") is None and args.target != "overall":

@@ -36,6 +36,7 @@ from .._utils import (
     PROBABILITY,
     Interval,
     Options,
+    columns_to_frame,
     html_card,
     html_guarantee,
     html_table,
@@ -44,7 +45,7 @@ from .._utils import (
 )
 from ._collections import intersections
 from ._metrics import as_array
-from ._protocol import Verdict, result_frame
+from ._protocol import Verdict
 from ._ratios import FOUR_FIFTHS, RatioResult, summary_ratio_bounds
 from ._summary import BOOTSTRAP_CONSTRAINTS, AuditSummary
 
@@ -158,7 +159,7 @@ class BiasAuditResult(RatioResult):
         -------
         pandas.DataFrame
         """
-        return result_frame(self.table().records(), ["kind", "group"])
+        return columns_to_frame(self.table().records(), index=["kind", "group"])
 
     def verdict(self, epsilon0=None) -> Verdict:
         """Fails when some category's impact ratio is certified below the threshold.

@@ -360,23 +360,3 @@ def labelled_table(columns, rows) -> ResultTable:
     """
     return ResultTable(tuple(c for c, _ in columns), tuple(label for _, label in columns),
                        tuple(rows))
-
-
-def result_frame(columns, index="group"):
-    """The :class:`pandas.DataFrame` of a result (pandas imported only here).
-
-    Parameters
-    ----------
-    columns : mapping of str to array-like, or list of dict
-        The columns (or the records) of the frame.
-    index : str or list of str
-        The column(s) that index it.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
-    from .._utils import import_optional
-
-    pd = import_optional("pandas", "build a DataFrame from a result")
-    return pd.DataFrame(columns).set_index(index)

@@ -359,6 +359,10 @@ def test_the_ratio_threshold_is_never_the_score_threshold(selection_trail, tmp_p
     assert "is --epsilon0" in capsys.readouterr().err
     assert main([*base, "--target", "group:g=a"]) == 2
     assert "takes no --target" in capsys.readouterr().err
+    # a misspelt option is refused, never silently ignored
+    assert main([*base, "--procedure-param", "min_shar=0.05"]) == 2
+    err = capsys.readouterr().err
+    assert "min_shar: not an option of 'certify_ratio'" in err and "min_share" in err
 
 
 # -- RKHS tilts from the estimator and the command line ------------------------------------
@@ -412,3 +416,5 @@ def test_rkhs_tilts_from_the_estimator_and_the_command_line(covariate_trail, tmp
     assert "critical value" in html.lower() and "bounds only (no gate)" in html
     assert main([*base, "--bandwidth", "0.5", "--epsilon0", "0.1"]) == 2
     assert "no --epsilon0 gate" in capsys.readouterr().err
+    assert main([*base, "--bandwidth", "0.5", "--procedure-param", "rank=5"]) == 2
+    assert "rank: not an option of 'rkhs'" in capsys.readouterr().err
