@@ -173,16 +173,16 @@ def test_replicates_rechoose_the_most_selected_group():
     m_b = mu + (s_b - mu * n_b) / setup.n_g
     # written out replicate by replicate: the other near-maximal candidates recentred at
     # the observed maximum, the group's own rate at its replicate level
+    # then the exact expansion r_hat + ((m_b - mu) - r_hat (d_b - d_hat)) / d_hat
     d_hat = setup.denominators[0]
     expected = np.empty_like(m_b)
     for b in range(m_b.shape[0]):
         for g in range(4):
             others = [d_hat + m_b[b, h] - mu[h] for h in (0, 1) if h != g]
-            expected[b, g] = m_b[b, g] / max(others + [m_b[b, g]])
+            d_b = max(others + [m_b[b, g]])
+            r_hat = mu[g] / d_hat
+            expected[b, g] = r_hat + ((m_b[b, g] - mu[g]) - r_hat * (d_b - d_hat)) / d_hat
     np.testing.assert_allclose(r_b, expected, rtol=1e-12)
-    # the observed maximum's denominator is the recentred maximum over both
-    np.testing.assert_allclose(r_b[:, 0], m_b[:, 0] / (d_hat + (m_b[:, :2] - mu[:2]).max(axis=1)),
-                               rtol=1e-12)
     # the group re-chosen as the maximum changes between replicates
     assert len(set(np.argmax(m_b[:, :2] - mu[:2], axis=1))) == 2
 
