@@ -158,8 +158,8 @@ def validity():
         "median over the audits of the median width of the 90% intervals, among the "
         "candidate cells and among the small cells; a cell under "
         f":math:`p^* = {cells[0]['p_star']:g}` of the sample gets bounds wider than the CLT's "
-        "by :math:`(p^*/P_n(G))^{3/2}`, so that its inaccurate bootstrap tails do not set the critical "
-        "value (the rule of the difference bounds).\n")
+        "by :math:`(p^*/P_n(G))^{3/2}`, so that its inaccurate bootstrap tails do not set "
+        "the critical value (the rule of the difference bounds).\n")
     rows = []
     for c in cells:
         rows.append([
