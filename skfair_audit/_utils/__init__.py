@@ -39,8 +39,7 @@ from ._optional import import_optional, user_stacklevel
 from ._results import (
     ConfidenceInterval,
     check_confidence_level,
-    columns_to_frame,
-    records_to_frame,
+    data_frame,
 )
 from ._seeds import int_seed, seed_sequence
 from ._text import format_value, json_safe

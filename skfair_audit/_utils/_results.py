@@ -41,19 +41,11 @@ def check_confidence_level(confidence_level) -> float:
     return level
 
 
-def records_to_frame(records, index=None):
-    """A :class:`pandas.DataFrame` from a list of dicts (pandas imported only here)."""
+def data_frame(data, index=None):
+    """A :class:`pandas.DataFrame` from a dict of columns or a list of records (dicts), with
+    ``index`` (a column or a list of columns) as its index; pandas is imported only here."""
     pd = import_optional("pandas", "build a DataFrame from a result")
-    frame = pd.DataFrame.from_records(records)
-    if index is not None:
-        frame = frame.set_index(index)
-    return frame
-
-
-def columns_to_frame(columns, index=None):
-    """A :class:`pandas.DataFrame` from a dict of columns (pandas imported only here)."""
-    pd = import_optional("pandas", "build a DataFrame from a result")
-    frame = pd.DataFrame(columns)
+    frame = pd.DataFrame(data)
     if index is not None:
         frame = frame.set_index(index)
     return frame

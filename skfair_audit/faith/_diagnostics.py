@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from .._utils import html_card, html_table, html_verdict, records_to_frame
+from .._utils import data_frame, html_card, html_table, html_verdict
 from ..results import ResultTable
 from ._metric import _protected_groups
 
@@ -173,7 +173,7 @@ class MetricDiagnostics:
     def to_frame(self):
         """One row per source of free directions (a :class:`pandas.DataFrame`)."""
         columns = ["source", "n_members", "auc", "C", "kept", "free_directions"]
-        return records_to_frame([dict(r) for r in self.sources]).reindex(columns=columns)
+        return data_frame([dict(r) for r in self.sources]).reindex(columns=columns)
 
     def __str__(self):
         lines = [

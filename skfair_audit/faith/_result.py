@@ -13,12 +13,12 @@ from .._utils import (
     ConfidenceInterval,
     card_figure,
     check_confidence_level,
+    data_frame,
     format_value,
     html_card,
     html_guarantee,
     html_table,
     html_verdict,
-    records_to_frame,
 )
 from ..results import AuditResult, ResultTable, Verdict
 from ._diagnostics import MetricDiagnostics, degenerate_metric_reasons
@@ -319,7 +319,7 @@ class FaithResult(AuditResult):
 
     def moves_frame(self):
         """The moves of the adversarial plan as a tidy :class:`pandas.DataFrame`."""
-        return records_to_frame(
+        return data_frame(
             self.moves() or [], index=None
         ).reindex(columns=["from_cell", "to_cell", "mass", "count"])
 
@@ -362,7 +362,7 @@ class FaithResult(AuditResult):
 
     def to_frame(self):
         """A one-row :class:`pandas.DataFrame` with the statistic, bounds and decision."""
-        return records_to_frame([self.summary()])
+        return data_frame([self.summary()])
 
     def __str__(self):
         ci = self.confidence_interval()

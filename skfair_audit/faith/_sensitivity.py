@@ -19,12 +19,12 @@ from .._utils import (
     CARD_ROWS,
     ConfidenceInterval,
     card_figure,
+    data_frame,
     html_card,
     html_key_figures,
     html_table,
     html_verdict,
     import_optional,
-    records_to_frame,
 )
 from ..results import AuditResult, ResultTable, Verdict
 from ._solver import check_epsilon
@@ -100,7 +100,7 @@ class FaithSensitivityResult(AuditResult):
 
     def to_frame(self):
         """A long :class:`pandas.DataFrame`: one row per metric and budget."""
-        return records_to_frame(self.records())
+        return data_frame(self.records())
 
     def table(self):
         """ψ̂(ε) with its two-sided interval and the δ-test's decision, per metric and budget.

@@ -36,7 +36,7 @@ from .._utils import (
     PROBABILITY,
     Interval,
     Options,
-    columns_to_frame,
+    data_frame,
     html_card,
     html_guarantee,
     html_table,
@@ -159,7 +159,7 @@ class BiasAuditResult(RatioResult):
         -------
         pandas.DataFrame
         """
-        return columns_to_frame(self.table().records(), index=["kind", "group"])
+        return data_frame(self.table().records(), index=["kind", "group"])
 
     def verdict(self, epsilon0=None) -> Verdict:
         """Fails when some category's impact ratio is certified below the threshold.

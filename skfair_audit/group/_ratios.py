@@ -121,7 +121,7 @@ from .._utils import (
     InstanceOf,
     Interval,
     Options,
-    columns_to_frame,
+    data_frame,
     import_optional,
     user_stacklevel,
 )
@@ -457,7 +457,7 @@ class RatioResult(GroupAuditResult):
         -------
         pandas.DataFrame
         """
-        return columns_to_frame({"group": list(self.names), "size": self.sizes,
+        return data_frame({"group": list(self.names), "size": self.sizes,
                                  "value": self.group_values, "ratio": self.ratios,
                                  **self._frame_columns()}, index="group")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._utils import ConfidenceInterval, columns_to_frame, import_optional
+from .._utils import ConfidenceInterval, data_frame, import_optional
 from ..results import ResultTable, Verdict
 from ._bootstrap import disparity_range, group_scales, simultaneous_bounds
 from ._protocol import BOUND_SIDES, GroupAuditResult
@@ -83,7 +83,7 @@ class _GroupLookup(GroupAuditResult):
 
     def _frame(self, **columns):
         """The frame of ``to_frame()``: group, size, value and estimate, then ``columns``."""
-        return columns_to_frame({"group": list(self.names), "size": self.sizes,
+        return data_frame({"group": list(self.names), "size": self.sizes,
                                  "value": self.group_values, "estimate": self.estimates,
                                  **columns}, index="group")
 
@@ -809,7 +809,7 @@ class EqualizedOddsResult(GroupAuditResult):
         data = {"group": list(self.names), "worst_disparity": self.worst_disparity}
         if self.certified is not None:
             data["certified"] = self.certified
-        return columns_to_frame(data, index="group")
+        return data_frame(data, index="group")
 
     def table(self) -> ResultTable:
         """One row per group with rows among both negatives and positives.

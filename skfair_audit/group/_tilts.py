@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._utils import ConfidenceInterval, columns_to_frame
+from .._utils import ConfidenceInterval, data_frame
 from ._bootstrap import critical_value, disparity_range, run_bootstrap, simultaneous_bounds
 from ._inference import _warn_if_degenerate
 from ._protocol import GroupAuditResult, target_words
@@ -278,7 +278,7 @@ class TiltAuditResult(GroupAuditResult):
         -------
         pandas.DataFrame
         """
-        return columns_to_frame({
+        return data_frame({
             "tilt": list(self.names), "effective_size": self.sizes,
             "mass": self.masses, "value": self.group_values, "estimate": self.estimates,
             "lower": self.lower, "upper": self.upper,

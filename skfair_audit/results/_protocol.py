@@ -14,11 +14,11 @@ import numpy as np
 from .._utils import (
     CARD_ROWS,
     card_figure,
+    data_frame,
     html_card,
     html_guarantee,
     html_table,
     html_verdict,
-    records_to_frame,
 )
 
 
@@ -198,7 +198,7 @@ class AuditResult(ABC):
         pandas.DataFrame
         """
         table = self.table()
-        return records_to_frame(table.records()).reindex(columns=list(table.columns))
+        return data_frame(table.records()).reindex(columns=list(table.columns))
 
     # -- the notebook display, built from the answers above ---------------------------------
     def _card_title(self):
