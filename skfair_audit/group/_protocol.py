@@ -12,7 +12,7 @@ from abc import abstractmethod
 
 import numpy as np
 
-from .._utils import CARD_ROWS, ConfidenceInterval
+from .._utils import CARD_ROWS, ConfidenceInterval, import_optional
 from ..results import AuditResult, ResultTable, Verdict
 
 #: What the bounds of each ``alternative`` of a bounds procedure are called, in words.
@@ -360,3 +360,14 @@ def labelled_table(columns, rows) -> ResultTable:
     """
     return ResultTable(tuple(c for c, _ in columns), tuple(label for _, label in columns),
                        tuple(rows))
+
+
+def plot_axes(ax, what, n_rows=None):
+    """The axes a result's ``plot()`` draws on: ``ax``, or those of a new figure, one line
+    per group when ``n_rows`` (the groups drawn) is given, 7 × 4 inches otherwise (the tilt
+    plots). ``what`` names the plot in the error raised without matplotlib."""
+    plt = import_optional("matplotlib.pyplot", f"plot {what}")
+    if ax is None:
+        figsize = (7, 4) if n_rows is None else (6, 0.3 * max(n_rows, 1) + 1.5)
+        _, ax = plt.subplots(figsize=figsize)
+    return ax

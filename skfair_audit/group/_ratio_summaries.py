@@ -53,7 +53,7 @@ from .._utils import (
     seed_sequence,
     validate_params,
 )
-from ._protocol import GroupAuditResult, ResultTable, Verdict
+from ._protocol import GroupAuditResult, ResultTable, Verdict, plot_axes
 from ._summary import BOOTSTRAP_CONSTRAINTS, AuditSummary
 
 __all__ = ["DisparitySummaryResult", "disparity_summaries"]
@@ -252,9 +252,7 @@ class DisparitySummaryResult(GroupAuditResult):
         -------
         matplotlib Axes
         """
-        plt = import_optional("matplotlib.pyplot", "plot summaries")
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 0.3 * len(self.names) + 1.5))
+        ax = plot_axes(ax, "summaries", len(self.names))
         pos = np.arange(len(self.names))
         est = np.nan_to_num(self.estimates)
         ax.errorbar(est, pos, xerr=[est - self.lower, self.upper - est], fmt="o", capsize=3)

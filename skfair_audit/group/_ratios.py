@@ -122,7 +122,6 @@ from .._utils import (
     Interval,
     Options,
     data_frame,
-    import_optional,
     user_stacklevel,
 )
 from . import _procedures  # noqa: F401 - the built-in procedures are registered first
@@ -140,6 +139,7 @@ from ._protocol import (
     Verdict,
     _plain,
     labelled_table,
+    plot_axes,
 )
 from ._registry import (
     CHERIAN_CANDES,
@@ -681,10 +681,8 @@ class RatioBoundsResult(_GroupRatios):
         -------
         matplotlib Axes
         """
-        plt = import_optional("matplotlib.pyplot", "plot a ratio audit")
         order = self.plot_order(max_groups, min_size, epsilon0)
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 0.3 * max(order.size, 1) + 1.5))
+        ax = plot_axes(ax, "a ratio audit", order.size)
         pos = np.arange(order.size)
         est = self.ratios[order]
         lo = np.where(np.isfinite(self.lower[order]), self.lower[order], est)
@@ -884,10 +882,8 @@ class RatioFlagResult(_GroupRatios):
         -------
         matplotlib Axes
         """
-        plt = import_optional("matplotlib.pyplot", "plot a ratio audit")
         order = self.plot_order(max_groups, min_size)
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 0.3 * max(order.size, 1) + 1.5))
+        ax = plot_axes(ax, "a ratio audit", order.size)
         half = 1.959963984540054 * np.nan_to_num(self.standard_errors[order])
         ax.errorbar(self.ratios[order], np.arange(order.size), xerr=half, fmt="o", capsize=3)
         ax.axvline(self.threshold, color="grey", linestyle="--", linewidth=1)

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._utils import ConfidenceInterval, data_frame, import_optional
+from .._utils import ConfidenceInterval, data_frame
 from ..results import ResultTable, Verdict
 from ._bootstrap import disparity_range, group_scales, simultaneous_bounds
-from ._protocol import BOUND_SIDES, GroupAuditResult
+from ._protocol import BOUND_SIDES, GroupAuditResult, plot_axes
 
 #: Groups with fewer rows of the audit sample than this were measured to break the
 #: guarantee of variance-adaptive bounds (``scale="rescaled"`` with a finite ``w0``):
@@ -56,17 +56,6 @@ class GroupBound:
     lower: float
     upper: float
     guaranteed: bool
-
-
-def plot_axes(ax, what, n_rows=None):
-    """The axes a result's ``plot()`` draws on: ``ax``, or those of a new figure, one line
-    per group when ``n_rows`` (the groups drawn) is given, 7 × 4 inches otherwise (the tilt
-    plots). ``what`` names the plot in the error raised without matplotlib."""
-    plt = import_optional("matplotlib.pyplot", f"plot {what}")
-    if ax is None:
-        figsize = (7, 4) if n_rows is None else (6, 0.3 * max(n_rows, 1) + 1.5)
-        _, ax = plt.subplots(figsize=figsize)
-    return ax
 
 
 class _GroupLookup(GroupAuditResult):

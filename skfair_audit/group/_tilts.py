@@ -51,8 +51,8 @@ import numpy as np
 from .._utils import ConfidenceInterval, data_frame
 from ._bootstrap import critical_value, disparity_range, run_bootstrap, simultaneous_bounds
 from ._inference import _warn_if_degenerate
-from ._protocol import GroupAuditResult, target_words
-from ._results import bounds_verdict, plot_axes
+from ._protocol import GroupAuditResult, plot_axes, target_words
+from ._results import bounds_verdict
 
 #: The tilt scales (``scale=``) and what ``r(w)`` is for each.
 TILT_SCALES = ("rescaled", "unscaled")
