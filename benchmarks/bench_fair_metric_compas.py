@@ -11,8 +11,10 @@ Caucasian subset (5,278 rows, 144 cells). For each of ``--splits`` seeds (``seed
 …``; seed 0 is the split of issue 12's report) the rows are split 70% train / 30% audit,
 stratified by the label. The model is ``OneHotEncoder`` + ``LogisticRegression()`` (C = 1) fit
 on the 70%; it is audited as a black box on the 30% with :class:`FaithAuditor` (protected race
-and sex, ε = 0, δ = ``--delta``, 0-1 loss, m-out-of-n bootstrap with ``--resamples``
-replicates, 95% level), once per fair metric, every metric learned on the 70%:
+and sex, ε = 0, δ = ``--delta``, 0-1 loss, the uniform bounds (``method="uniform"``, the
+library's default, given explicitly so that a change of default cannot change these results)
+with ``--resamples`` bootstrap replicates, 95% level), once per fair metric, every metric
+learned on the 70%:
 
 * ``default``: ``metric="sensitive_subspace"``, :class:`SensitiveSubspaceMetric` with its
   defaults (standardised features; a level's direction only if its 5-fold cross-validated AUC
@@ -75,6 +77,8 @@ from skfair_audit.faith import (  # noqa: E402
 
 FEATURES = ["sex", "race", "age_cat", "priors_cat", "c_charge_degree"]
 PROTECTED = ["race", "sex"]
+#: The inference method of every audit (recorded in the results' settings).
+METHOD = "uniform"
 DATASETS = {"six races": "propublica", "African-American and Caucasian":
             "propublica_aa_caucasian"}
 METRICS = ["default", "all levels (previous default)", "protected Euclidean", "EXPLORE",
@@ -129,7 +133,8 @@ def audit_split(X, y, seed, args):
     model.fit(X_train, y_train)
     accuracy = float(model.score(X_audit, y_audit))
     base = FaithAuditor(FrozenEstimator(model), protected=PROTECTED, epsilon=0.0,
-                        delta=args.delta, n_resamples=args.resamples, random_state=seed)
+                        delta=args.delta, method=METHOD, n_resamples=args.resamples,
+                        random_state=seed)
     space = base.fit(X_train, y_train).space_
     rows, auditors = [], {}
     for name in METRICS:
@@ -314,7 +319,7 @@ def main(argv=None):
     output = {
         "settings": {
             "features": FEATURES, "protected": PROTECTED, "epsilon": 0.0,
-            "delta": args.delta, "n_resamples": args.resamples, "method": "m-out-of-n",
+            "delta": args.delta, "n_resamples": args.resamples, "method": METHOD,
             "confidence_level": 0.95, "splits": args.splits, "seeds": seeds,
             "split": "70% train / 30% audit, stratified by the label",
             "model": "OneHotEncoder(handle_unknown='ignore') + LogisticRegression() (C = 1)",

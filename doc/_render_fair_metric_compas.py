@@ -201,7 +201,8 @@ def fair_metric_results():
         f"age, prior-count and charge category; {pct(s['explore_judge_error'], 0)} of the "
         "judgements wrong) and the SVD subspace of groups of comparable individuals (same "
         "prior-count category and charge degree, so age is irrelevant too). ψ̂ is at ε = 0, "
-        f"{s['method']} bootstrap with {s['n_resamples']:,} replicates; \"ψ̂ / accuracy\" "
+        f"its bounds by ``method=\"{s['method']}\"`` with {s['n_resamples']:,} bootstrap "
+        "replicates; \"ψ̂ / accuracy\" "
         "is the statistic over the model's accuracy on the same audit split (1 means every "
         "correct decision flips for free).",
         "",
