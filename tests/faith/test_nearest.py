@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.frozen import FrozenEstimator
 
@@ -170,7 +170,10 @@ def _check_against_highs(loss, points, point_index, groups, exponent, counts, ep
     forbidden = groups[:, None] != groups[None, :]
     f = counts / counts.sum()
     value, highs_plan, _ = highs_audit(loss, cost, forbidden, f, epsilon)
-    assert problem.value(f, epsilon) == pytest.approx(value, abs=ATOL)
+    if _within_highs_tolerance(cost, forbidden):
+        assert problem.value(f, epsilon) == pytest.approx(value, abs=ATOL)
+    else:
+        value = problem.value(f, epsilon)  # the dense twin is compared exactly by the callers
     source, target, mass = problem.plan_entries(f, epsilon)
     gain = loss[target] - loss[source]
     assert np.dot(mass, gain) == pytest.approx(value, abs=ATOL)
@@ -180,10 +183,21 @@ def _check_against_highs(loss, points, point_index, groups, exponent, counts, ep
     # The curve through its breakpoints: each one is the LP's value at that budget.
     budgets, values = problem.curve(f)
     for budget, curve_value in zip(budgets[:4], values[:4], strict=False):
-        assert curve_value == pytest.approx(
-            highs_audit(loss, cost, forbidden, f, budget)[0], abs=ATOL
-        )
+        if _within_highs_tolerance(cost, forbidden):
+            assert curve_value == pytest.approx(
+                highs_audit(loss, cost, forbidden, f, budget)[0], abs=ATOL
+            )
     return problem, highs_plan, f
+
+
+def _within_highs_tolerance(cost, forbidden, tiny=1e-6):
+    """Whether HiGHS can be the reference to ``ATOL``: its feasibility tolerance on the
+    budget row is absolute (1e-10), so a move cheaper than ``tiny`` can carry up to
+    1e-10 / cost of mass beyond the budget (two points 7e-4 apart under exponent 3: a move
+    of cost 3e-10, a third of the mass, used by HiGHS even at epsilon = 0). There the exact
+    dense construction, compared array by array with the sparse one, is the reference."""
+    allowed = np.isfinite(cost) & ~forbidden
+    return not (allowed & (cost > 0) & (cost < tiny)).any()
 
 
 def test_value_plan_and_curve_match_highs():
@@ -224,6 +238,9 @@ def test_plan_equals_highs_when_the_optimum_is_unique():
     n_labels=st.integers(1, 2),
     epsilon=st.sampled_from([0.0, 0.1, 1.0, 100.0]),
 )
+# two points 7e-4 apart under exponent 3: a move of cost 3e-10, which the budget row at
+# epsilon = 0 must refuse (HiGHS's absolute tolerance admits it: _within_highs_tolerance)
+@example(seed=5601, n_points=12, n_labels=2, epsilon=0.0)
 def test_property_matches_dense_and_highs(seed, n_points, n_labels, epsilon):
     rng = np.random.default_rng(seed)
     loss, points, point_index, groups, exponent, counts = _instance(rng, n_points, n_labels)
