@@ -109,7 +109,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
@@ -142,9 +142,11 @@ from ._protocol import (
     plot_axes,
 )
 from ._registry import (
+    ALPHA,
     CHERIAN_CANDES,
     POS_LABEL,
     REQUIRED,
+    SCALING,
     Parameter,
     Procedure,
     alternative_parameter,
@@ -154,7 +156,7 @@ from ._registry import (
     make_function,
     register_procedure,
 )
-from ._summary import ALTERNATIVES, BOOTSTRAP_CONSTRAINTS
+from ._summary import ALTERNATIVES
 
 __all__ = [
     "RatioBoundsResult",
@@ -180,10 +182,7 @@ REASONS = {
 
 RATIO_CONSTRAINTS = {
     "denominator": [InstanceOf((str,), "'max', 'overall' or a group name")],
-    "alpha": [PROBABILITY],
     "min_share": [Interval("real", 0, 1, closed="left")],
-    "p_star": [Interval("real", 0, 1)],
-    **BOOTSTRAP_CONSTRAINTS,
 }
 
 
@@ -997,15 +996,14 @@ DENOMINATOR = Parameter(
     "The denominator :math:`d(G)`: ``\"max\"`` the highest rate among the candidate groups\n"
     "(the impact ratio, re-chosen in every bootstrap replicate), ``\"overall\"`` the overall\n"
     "rate, or the name of a reference group.")
-RATIO_ALPHA = Parameter("alpha", 0.1, RATIO_CONSTRAINTS["alpha"], "float",
-                        "Simultaneous error level.")
 MIN_SHARE = Parameter(
     "min_share", 0.0, RATIO_CONSTRAINTS["min_share"], "float",
     "``\"max\"``: share of the audit sample a group needs to be a candidate maximum.")
-RATIO_P_STAR = Parameter("p_star", 0.01, RATIO_CONSTRAINTS["p_star"], "float",
-                         "Share under which a group's bounds widen by "
-                         ":math:`(p^*/P_n(G))^{3/2}` beyond the CLT width (the rescaled "
-                         "scales of :func:`certify_bounds`).")
+# the difference bounds' p_star (same default and constraint), documented for ratios
+RATIO_P_STAR = replace(
+    next(p for p in SCALING if p.name == "p_star"),
+    doc="Share under which a group's bounds widen by :math:`(p^*/P_n(G))^{3/2}` beyond the "
+        "CLT width (the rescaled scales of :func:`certify_bounds`).")
 FAMILIES = Parameter(
     "families", None, None, "array-like of int, optional",
     "``\"max\"``: family of every group of the collection, in its order (the maximum is\n"
@@ -1052,7 +1050,7 @@ ratio_bounds = register_procedure(_ratio_procedure(
     "ratio_bounds", "Confidence bounds on every group's ratio disparity, valid simultaneously.",
     RatioBoundsResult, partial(_ratio_bounds, threshold=None, exclude_small=False),
     (alternative_parameter(ALTERNATIVES["bounds"], "two-sided", "Which bounds to report."),
-     RATIO_ALPHA),
+     ALPHA),
     r"""
     :math:`r(G) = \mu_G / d(G)` with :math:`d` the overall rate (``"overall"``), a reference
     group's rate (its name) or the highest rate among the groups with at least ``min_share``
@@ -1073,7 +1071,7 @@ certify_ratio = register_procedure(_ratio_procedure(
     "certify_ratio",
     r"Certify :math:`r(G) > r_0` (default the four-fifths rule) for every group at once.",
     RatioBoundsResult, partial(_ratio_bounds, alternative="lower", exclude_small=False),
-    (RATIO_THRESHOLD, RATIO_ALPHA),
+    (RATIO_THRESHOLD, ALPHA),
     """
     One-sided simultaneous lower bounds (:func:`ratio_bounds` with ``alternative="lower"``):
     a group is certified when its lower bound exceeds ``threshold``; the probability that
