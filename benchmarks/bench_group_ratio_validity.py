@@ -25,12 +25,21 @@ null, and the FDR is the probability of any flag). Three scenarios:
 For every (scenario, n) the script draws ``reps`` audit trails and, on each, runs
 :func:`skfair_audit.group.summary_ratio_bounds` (two-sided, ``B = resamples``; the 90% and
 95% bounds come from the same bootstrap distribution) and records whether *every* defined
-ratio is inside its bounds (simultaneous coverage), and the naive alternative on the same
-replicates: per-group 90% / 95% percentile intervals of the replicate ratios
+ratio is inside its bounds (simultaneous coverage); the one-sided bounds (``"lower"``: the
+side :func:`~skfair_audit.group.certify_ratio` uses, ``"upper"``) from the two suprema of
+the same bootstrap, re-run on the same seed (checked equal to the two-sided run's
+distribution); and the naive alternative on the same replicates: per-group 90% / 95%
+percentile intervals of the replicate ratios
 :math:`\\hat\\mu^b_G / \\hat d^b`, no multiplicity correction (fairlearn's
 ``MetricFrame(n_boot=...)`` style). Flags: :func:`skfair_audit.group.summary_flag_ratios`
 (``threshold = 0.8``, ``alternative="less"``, ``q = 0.1``, ``se="delta"``); nulls are the
 groups with true ratio >= 0.8; FDR = mean false discovery proportion.
+
+Controls (``--controls``, the two ``max`` scenarios, ``controls`` in the results file):
+the same audits with the earlier impact-ratio bootstrap (the near-maximal candidates'
+deviations recentred at the observed maximum, ``recentred_maximum``), and with the
+BIC-type near-maximal threshold :math:`\\kappa_n = \\sqrt{\\log n}` instead of
+:math:`\\sqrt{2\\log\\log n}` (``kappa_bic``).
 
 Writes ``benchmarks/results/group_ratio_validity.json``. Seeds:
 ``SeedSequence([seed, scenario, n, r])``.
@@ -101,10 +110,42 @@ class NaiveRatios:
             return mu_b / d_b
 
 
-def one_audit(scenario, n, r, seed, resamples, p_star=0.01):
-    from skfair_audit.group import AuditSummary, summary_flag_ratios, summary_ratio_bounds
-    from skfair_audit.group._bootstrap import critical_value, run_bootstrap
-    from skfair_audit.group._ratios import RatioSetup
+class RecentredMaximum:
+    """The earlier impact-ratio bootstrap (a control): the replicate denominator of every
+    group is the observed maximum plus the largest replicate deviation among the other
+    near-maximal candidates (the same near-maximal set, :math:`\\kappa_n = \\sqrt{2\\log\\log
+    n}`),
+    or the group's own replicate rate if larger; suprema of
+    :math:`(\\hat r + ((m_b - \\hat\\mu) - \\hat r(d_b - \\hat d))/\\hat d - \\hat r)/s`."""
+
+    def __init__(self, process):
+        self.process = process
+
+    def __call__(self, sums):
+        s = self.process.setup
+        m_b = self.process.replicate_means(sums)
+        mu = np.where(s.n_g > 0, s.mu, 0.0)
+        pool = np.flatnonzero(s.near)
+        shifts = m_b[:, pool] - mu[pool]
+        d_b = np.empty_like(m_b)
+        for g in range(m_b.shape[1]):
+            others = shifts[:, pool != g]
+            d_g = s.denominators[g] + (others.max(axis=1) if others.shape[1] else 0.0)
+            d_b[:, g] = np.maximum(d_g, m_b[:, g]) if s.candidates[g] else d_g
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r_b = s.ratios + ((m_b - mu) - s.ratios * (d_b - s.denominators)) / s.denominators
+        t = (r_b[:, s.covered] - s.ratios[s.covered]) / s.scales[s.covered]
+        return np.column_stack([t.max(axis=1), (-t).max(axis=1)])
+
+
+def kappa_bic(n):
+    return float(np.sqrt(max(np.log(n), 1.0)))
+
+
+def _draw(scenario, n, r, seed):
+    """One audit trail of the scenario, its summary, the truth in the summary's group order
+    and the bootstrap seed."""
+    from skfair_audit.group import AuditSummary
 
     rng = np.random.default_rng(np.random.SeedSequence([seed, SCENARIOS.index(scenario), n, r]))
     shares, rates, truth = population(scenario)
@@ -112,34 +153,68 @@ def one_audit(scenario, n, r, seed, resamples, p_star=0.01):
     counts = rng.multinomial(n, shares)
     cells = np.repeat(np.arange(N_CELLS), counts)
     selected = (rng.random(n) < rates[cells]).astype(np.int8)
-    denominator = "overall" if scenario == "overall" else "max"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         summary = AuditSummary.from_rows(selected, selected, {"cell": names[cells]},
                                          metric="selection_rate")
-        order = [cell_names().index(g.split("=", 1)[1]) for g in summary.groups.names]
-        true = truth[order]
-        bootstrap_seed = int(rng.integers(2**32))
+    order = [cell_names().index(g.split("=", 1)[1]) for g in summary.groups.names]
+    return summary, rates, truth[order], order, int(rng.integers(2**32))
+
+
+def _coverages(sups, setup, true, prefix=""):
+    """Simultaneous coverage of the two-sided and one-sided 90% / 95% bounds from the two
+    bootstrap suprema (lower and upper bounds' sides)."""
+    from skfair_audit.group._bootstrap import critical_value
+
+    out = {}
+    defined = setup.covered
+    sides = {"": sups.max(axis=1), "lower_": sups[:, 0], "upper_": sups[:, 1]}
+    for side, dist in sides.items():
+        for level in (0.90, 0.95):
+            c = critical_value(dist, 1 - level)
+            lo = np.maximum(setup.ratios - c * setup.scales, 0.0)
+            hi = setup.ratios + c * setup.scales
+            hi = np.where(setup.candidates, np.minimum(hi, 1.0), hi)
+            ok_lo = lo <= true + 1e-12
+            ok_hi = true - 1e-12 <= hi
+            inside = {"": ok_lo & ok_hi, "lower_": ok_lo, "upper_": ok_hi}[side]
+            out[f"{prefix}{side}cover_{level}"] = bool(np.all(inside[defined]))
+    return out
+
+
+def one_audit(scenario, n, r, seed, resamples, p_star=0.01):
+    from skfair_audit.group import summary_flag_ratios, summary_ratio_bounds
+    from skfair_audit.group._bootstrap import critical_value, run_bootstrap
+    from skfair_audit.group._ratios import RatioProcess, RatioSetup
+
+    summary, rates, true, order, bootstrap_seed = _draw(scenario, n, r, seed)
+    denominator = "overall" if scenario == "overall" else "max"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         res = summary_ratio_bounds(summary, denominator=denominator, alpha=0.1,
                                    min_share=MIN_SHARE, p_star=p_star, n_resamples=resamples,
                                    random_state=bootstrap_seed)
         flags = summary_flag_ratios(summary, denominator=denominator, threshold=THRESHOLD,
                                     alternative="less", q=Q, se="delta", min_share=MIN_SHARE)
-        setup = RatioSetup.from_summary(summary, denominator, min_share=MIN_SHARE)
+        setup = RatioSetup.from_summary(summary, denominator, min_share=MIN_SHARE,
+                                        p_star=p_star)
+        sups = run_bootstrap(summary, RatioProcess(summary.groups, setup, summary.n),
+                             resamples, random_state=bootstrap_seed)
         naive = run_bootstrap(summary, NaiveRatios(summary.groups, setup, summary.n),
                               resamples, random_state=bootstrap_seed)
+    # the one-sided suprema are those of the two-sided run
+    assert np.array_equal(sups.max(axis=1), res.bootstrap_distribution)
     defined = res.defined
     if denominator == "max":  # the truth given the candidate set the audit used
         true = rates[order] / rates[order][res.candidates].max()
-    out = {"undefined": int((~defined).sum()), "smallest": int(summary.sizes.min())}
+    out = {"undefined": int((~defined).sum()), "smallest": int(summary.sizes.min()),
+           **_coverages(sups, setup, true)}
     for level in (0.90, 0.95):
-        c = critical_value(res.bootstrap_distribution, 1 - level)
-        lo = np.maximum(res.ratios - c * res.scales, 0.0)
-        hi = res.ratios + c * res.scales
-        hi = np.where(res.candidates, np.minimum(hi, 1.0), hi)
-        inside = (lo <= true + 1e-12) & (true - 1e-12 <= hi)
-        out[f"cover_{level}"] = bool(np.all(inside[defined]))
         if level == 0.90:  # the price of the p* rule: widths of the small and large cells
+            c = critical_value(res.bootstrap_distribution, 1 - level)
+            lo = np.maximum(res.ratios - c * res.scales, 0.0)
+            hi = res.ratios + c * res.scales
+            hi = np.where(res.candidates, np.minimum(hi, 1.0), hi)
             big = np.isin(order, np.arange(N_BIG))
             out["width_big"] = float(np.median((hi - lo)[defined & big]))
             out["width_small"] = float(np.median((hi - lo)[defined & ~big]))
@@ -160,16 +235,64 @@ def one_audit(scenario, n, r, seed, resamples, p_star=0.01):
     return out
 
 
+def control_audit(scenario, n, r, seed, resamples, p_star=0.01):
+    """The same audit (same trail, same bootstrap seed) under the two controls."""
+    from unittest import mock
+
+    from skfair_audit.group import _ratios
+    from skfair_audit.group._bootstrap import run_bootstrap
+
+    summary, rates, _, order, bootstrap_seed = _draw(scenario, n, r, seed)
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        setup = _ratios.RatioSetup.from_summary(summary, "max", min_share=MIN_SHARE,
+                                                p_star=p_star)
+        process = _ratios.RatioProcess(summary.groups, setup, summary.n)
+        true = rates[order] / rates[order][setup.candidates].max()
+        out.update(_coverages(run_bootstrap(summary, RecentredMaximum(process), resamples,
+                                            random_state=bootstrap_seed),
+                              setup, true, "recentred_maximum_"))
+        with mock.patch.object(_ratios, "near_maximum_kappa", kappa_bic):
+            setup = _ratios.RatioSetup.from_summary(summary, "max", min_share=MIN_SHARE,
+                                                    p_star=p_star)
+            process = _ratios.RatioProcess(summary.groups, setup, summary.n)
+            out.update(_coverages(run_bootstrap(summary, process, resamples,
+                                                random_state=bootstrap_seed),
+                                  setup, true, "kappa_bic_"))
+    return out
+
+
+COVERAGE_KEYS = tuple(f"{side}cover_{level}" for side in ("", "lower_", "upper_")
+                      for level in (0.9, 0.95))
+
+
+def _rates_with_se(audits, keys):
+    cell = {}
+    for key in keys:
+        hits = np.array([a[key] for a in audits], dtype=float)
+        cell[key] = float(hits.mean())
+        cell[key + "_se"] = float(hits.std(ddof=1) / np.sqrt(hits.size)) if hits.size > 1 \
+            else 0.0
+    return cell
+
+
+def run_control(scenario, n, reps, seed, resamples, p_star):
+    start = time.perf_counter()
+    audits = [control_audit(scenario, n, r, seed, resamples, p_star) for r in range(reps)]
+    keys = [f"{c}_{k}" for c in ("recentred_maximum", "kappa_bic") for k in COVERAGE_KEYS]
+    return {"scenario": scenario, "n": n, "reps": reps, "resamples": resamples,
+            "seconds": time.perf_counter() - start, **_rates_with_se(audits, keys)}
+
+
 def run_cell(scenario, n, reps, seed, resamples, p_star):
     start = time.perf_counter()
     audits = [one_audit(scenario, n, r, seed, resamples, p_star) for r in range(reps)]
     cell = {"scenario": scenario, "n": n, "reps": reps, "resamples": resamples, "p_star": p_star,
             "seconds": time.perf_counter() - start,
             "smallest_group_median": float(np.median([a["smallest"] for a in audits]))}
-    for key in ("cover_0.9", "cover_0.95", "naive_cover_0.9", "naive_cover_0.95"):
-        hits = np.array([a[key] for a in audits], dtype=float)
-        cell[key] = float(hits.mean())
-        cell[key + "_se"] = float(hits.std(ddof=1) / np.sqrt(reps)) if reps > 1 else 0.0
+    cell.update(_rates_with_se(audits, COVERAGE_KEYS + ("naive_cover_0.9",
+                                                        "naive_cover_0.95")))
     for key in ("naive_marginal_0.9", "naive_marginal_0.95"):
         cell[key] = float(np.mean([a[key] for a in audits]))
     fdp = np.array([a["fdp"] for a in audits])
@@ -194,12 +317,19 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--p-star", type=float, default=0.01)
     parser.add_argument("--output", default=str(OUT))
+    parser.add_argument("--controls", action="store_true",
+                        help="also run the two controls on the max scenarios")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
     start = time.perf_counter()
     cells = Parallel(n_jobs=args.n_jobs)(
         delayed(run_cell)(s, n, args.reps, args.seed, args.resamples, args.p_star)
         for s in args.scenarios for n in args.sizes)
+    controls = []
+    if args.controls:
+        controls = Parallel(n_jobs=args.n_jobs)(
+            delayed(run_control)(s, n, args.reps, args.seed, args.resamples, args.p_star)
+            for s in args.scenarios if s != "overall" for n in args.sizes)
     payload = {
         "benchmark": "bench_group_ratio_validity.py",
         "command": "python benchmarks/bench_group_ratio_validity.py " + " ".join(
@@ -212,13 +342,23 @@ def main(argv=None):
         "load_average_before": list(load_before), "load_average_after": list(os.getloadavg()),
         "seconds": time.perf_counter() - start,
         "cells": cells,
+        "controls": controls,
     }
     pathlib.Path(args.output).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     for c in cells:
         print(f"{c['scenario']:8s} n={c['n']:6d}  cover90 {c['cover_0.9']:.3f}  "
-              f"cover95 {c['cover_0.95']:.3f}  naive90 {c['naive_cover_0.9']:.3f}  "
+              f"cover95 {c['cover_0.95']:.3f}  lower90/95 {c['lower_cover_0.9']:.3f}/"
+              f"{c['lower_cover_0.95']:.3f}  upper90/95 {c['upper_cover_0.9']:.3f}/"
+              f"{c['upper_cover_0.95']:.3f}  naive90 {c['naive_cover_0.9']:.3f}  "
               f"naive95 {c['naive_cover_0.95']:.3f}  FDR {c['fdr']:.3f}  power {c['power']:.2f}"
               f"  ({c['seconds']:.0f} s)")
+
+    for c in controls:
+        print(f"control {c['scenario']:8s} n={c['n']:6d}  " + "  ".join(
+            f"{name}: {c[name + '_cover_0.9']:.3f}/{c[name + '_cover_0.95']:.3f} lower "
+            f"{c[name + '_lower_cover_0.9']:.3f}/{c[name + '_lower_cover_0.95']:.3f} upper "
+            f"{c[name + '_upper_cover_0.9']:.3f}/{c[name + '_upper_cover_0.95']:.3f}"
+            for name in ("recentred_maximum", "kappa_bic")))
 
 
 if __name__ == "__main__":

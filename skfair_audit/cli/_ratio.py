@@ -49,8 +49,8 @@ def add_parser(sub):
             "--protected column (e.g. sex, race) and their intersections, each category's "
             "selection rate (--decision) or scoring rate (--score: share above the sample "
             "median) and its impact ratio to the most selected category of the same kind, "
-            "with intervals valid simultaneously over the whole table (the most selected "
-            "category re-chosen in every bootstrap replicate) and a verdict per category "
+            "with intervals valid simultaneously over the whole table (the choice of the most "
+            "selected category included) and a verdict per category "
             "against --threshold. Categories under --min-share of the rows are listed but "
             "excluded from the impact ratios, as the rule allows."
         ),

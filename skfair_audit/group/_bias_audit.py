@@ -9,8 +9,8 @@ less than 2% of the data may be left out of the impact ratios; they are still li
 
 :func:`bias_audit_table` computes that table and adds, for every impact ratio, a
 confidence interval valid **simultaneously over every category of the table** (the three
-kinds together), with the most selected category of each kind re-chosen in every bootstrap
-replicate (:mod:`skfair_audit.group._ratios`), and a verdict per category against the
+kinds together), accounting for the most selected category of each kind being chosen from
+the data (:mod:`skfair_audit.group._ratios`), and a verdict per category against the
 four-fifths threshold: ``"at least 0.8"`` (the lower bound is above it), ``"below 0.8"``
 (the upper bound is below it) or ``"inconclusive"``. Because the intervals hold together,
 the verdicts of the whole table are wrong with probability at most :math:`\alpha`.

@@ -21,61 +21,71 @@ Bounds
     every group procedure). In replicate :math:`b` the group means enter through their
     stabilised linearisation :math:`m_b(G) = \hat\mu_G + (S_b(G) - \hat\mu_G N_b(G))/n_G`
     (the paper's "multiply by :math:`P_n^b(G)`" form: always finite, even when a small group
-    is not drawn), the denominator is **recomputed in the replicate** — for ``"max"`` the
-    most selected group is re-chosen among the near-maximal candidates (below), jointly
-    with the numerators — and
+    is not drawn). For a fixed denominator (``"overall"``, a reference group) the
+    denominator is recomputed in the replicate, jointly with the numerators, and
 
     .. math::
 
-        T_b(G) = \frac{\big(m_b(G) - \hat\mu_G\big) - \hat r(G)\big(d_b(G) - \hat d(G)\big)}
-        {\hat d(G)\, s_G}, \qquad
-        s_G = \frac{\mathrm{sd}(L)\,\max(P_n(G), p^*)^{3/2}}{\hat d(G)\,P_n(G)^2\,\sqrt n},
+        T_b(G) = \frac{\big(m_b(G) - \hat\mu_G\big) - \hat r(G)\big(d_b - \hat d\big)}
+        {\hat d\, s_G}, \qquad
+        s_G = \frac{\mathrm{sd}(L)\,\max(P_n(G), p^*)^{3/2}}{\hat d\,P_n(G)^2\,\sqrt n},
 
     the replicate of the estimator's exact error :math:`\hat r - r = ((\hat\mu - \mu) -
-    r(\hat d - d))/\hat d` (the replicate in the role of the estimate; dividing by
-    :math:`d_b` instead, i.e. bootstrapping :math:`m_b/d_b`, shrinks the numerator's
-    deviations whenever the replicate denominator is inflated, and under-covered at ties),
+    r(\hat d - d))/\hat d` (the replicate in the role of the estimate). With
+    :math:`c_\pm = Q_{1-\alpha}(\sup_G \pm T_b(G))` (two-sided: the quantile of the larger of
+    the two suprema), :math:`r(G) \in [\hat r(G) - c\, s_G, \hat r(G) + c\, s_G]` for every
+    group at once, clipped to :math:`[0, \infty)` (and to :math:`[0, 1]` for a candidate's
+    impact ratio). The scales are the paper's recommended rescaled ones (global standard
+    deviation, ``w0 = inf``, the :math:`s_G / P_n(G)^2` widths of the difference bounds)
+    divided by the denominator: CLT widths :math:`c\,\mathrm{sd}(L) / (\hat d \sqrt{n
+    P_n(G)})` for groups above :math:`p^*`, wider by :math:`(p^*/P_n(G))^{3/2}` below it, so
+    that groups too small for the bootstrap's tails to be accurate neither drive the
+    critical value nor lose their coverage. The scales only weight the groups; the coverage
+    comes from the bootstrap quantile.
 
-    :math:`c = Q_{1-\alpha}(\sup_G |T_b(G)|)` (one-sided: :math:`\sup_G \pm T_b(G)`) and
-    :math:`r(G) \in [\hat r(G) - c s_G, \hat r(G) + c s_G]` for every group at once, clipped
-    to :math:`[0, \infty)` (and to :math:`[0, 1]` for a candidate's impact ratio). The scales
-    are the paper's recommended rescaled ones (global standard deviation, ``w0 = inf``, the
-    :math:`s_G / P_n(G)^2` widths of the difference bounds) divided by the denominator: CLT
-    widths :math:`c\,\mathrm{sd}(L) / (\hat d \sqrt{n P_n(G)})` for groups above
-    :math:`p^*`, wider by :math:`(p^*/P_n(G))^{3/2}` below it, so that groups too small for
-    the bootstrap's tails to be accurate neither drive the critical value nor lose their
-    coverage. The scales only weight the groups; the coverage comes from the bootstrap
-    quantile.
+The impact ratio: a data-chosen denominator
+    :math:`r(G) = \mu_G / \max_H \mu_H` is not a smooth function of the rates where several
+    candidates are at or near the top, and neither taking the observed most selected group
+    as a fixed reference nor re-taking the maximum in every replicate is valid there
+    (Andrews 2000). The bounds rest instead on the *pairwise* ratios
+    :math:`\rho_H(G) = \mu_G / \mu_H`, smooth functions whose bootstrap is regular:
 
-Why the data-chosen denominator is accounted for
-    :math:`\hat r(G) - r(G)` depends on which group is the most selected through
-    :math:`\hat d = \max_H \hat\mu_H`, whose error :math:`\hat d - d` is biased upwards
-    when several candidates are close to the top. Taking the chosen group as a fixed
-    reference ignores this; re-taking the plain maximum in every replicate is not consistent
-    at ties (Andrews 2000). The bootstrap uses *moment selection* (Andrews & Soares 2010):
-    the candidates whose gap to the maximum is within :math:`\kappa_n` standard errors of
-    that gap, :math:`\hat A = \{H : \hat d - \hat\mu_H \le \kappa_n (\mathrm{se}_H^2 +
-    \mathrm{se}_{\hat H}^2)^{1/2}\}` with :math:`\hat H` the observed most selected group and
-    :math:`\kappa_n = \sqrt{2 \log\log n}`, may be the most selected group. Since
-    :math:`\hat r(G) = \hat\mu_G / \max(\hat\mu_G, \max_{H \ne G} \hat\mu_H)`, in every
-    replicate the maximum over the *other* candidates is recentred at the observed one and
-    the group's own rate keeps its replicate level:
+    * :math:`r(G) = \rho_{H^*}(G)` for the truly most selected group :math:`H^*`, and
+      :math:`\hat r(G) = \min_H \hat\rho_H(G) \le \hat\rho_{H^*}(G)`, so a lower bound of
+      :math:`\rho_{H^*}(G)` centred at :math:`\hat r(G)` holds whenever the pair
+      :math:`(G, H^*)` is covered;
+    * :math:`r(G) = \min_H \rho_H(G) \le \rho_{\hat H}(G)` and :math:`\hat r(G) =
+      \hat\rho_{\hat H}(G)`, so an upper bound holds whenever the pair :math:`(G, \hat H)`
+      is covered, with :math:`\hat H` the observed most selected group.
+
+    Both :math:`H^*` and :math:`\hat H` lie, with probability tending to one, among the
+    near-maximal candidates :math:`\hat A = \{H : \hat d - \hat\mu_H \le \kappa_n
+    (\mathrm{se}_H^2 + \mathrm{se}_{\hat H}^2)^{1/2}\}` (generalised moment selection,
+    Andrews & Soares 2010; :math:`\kappa_n = \sqrt{2 \log\log n}`,
+    :func:`near_maximum_kappa`). The critical values are therefore the quantiles of the
+    suprema over :math:`\hat A` of the fixed-reference processes,
 
     .. math::
 
-        d_b(G) = \max\Big(\hat d + \max_{H \in \hat A \setminus \{G\}}
-        \big(m_b(H) - \hat\mu_H\big),\; m_b(G)\Big)
+        T^H_b(G) = \frac{\big(m_b(G) - \hat\mu_G\big)
+        - \hat\rho_H(G)\big(m_b(H) - \hat\mu_H\big)}{\hat\mu_H\, s_G}, \qquad
+        c_\pm = Q_{1-\alpha}\Big(\max_{H \in \hat A} \sup_G \pm T^H_b(G)\Big),
 
-    (the second term for candidates only). When one candidate is clearly the most selected
-    (:math:`\hat A` is that candidate as :math:`n` grows), this is the classical bootstrap of
-    a ratio; at a tie or near-tie the replicate maximum of the recentred deviations mimics
-    :math:`\hat d - d`, whose distribution is that of the largest error among the tied groups
-    (and is bounded by it at a near-tie), so the quantile of the supremum widens the bounds
-    accordingly. A group truly tied with the maximum stays in :math:`\hat A` unless its
-    observed gap exceeds :math:`\kappa_n` standard errors (at :math:`n = 2{,}000`,
-    :math:`\kappa_n = 2.01`); near a tie the bounds are conservative rather than short.
-    ``benchmarks/bench_group_ratio_validity.py`` measures the coverage with true impact
-    ratios near 0.8, with one clear most selected cell and with two tied ones.
+    and :math:`r(G) \in [\hat r(G) - c\, s_G, \hat r(G) + c\, s_G]` for every group at
+    once. When one candidate is clearly the most selected, :math:`\hat A` is that candidate
+    and this is the classical bootstrap of a ratio to a fixed reference. At an exact tie the
+    upper bounds are exact (the supremum over the tied references reproduces the selection
+    of :math:`\hat H`) and the lower bounds conservative; near a tie both are conservative.
+    Bounds valid at every gap between the top and the runners-up must over-cover at some
+    gaps: the law of :math:`\hat r - r` depends on that gap, which the data cannot tell
+    apart at the scale of the noise (Hirano & Porter 2012). An earlier version recentred
+    the maximum of the near-maximal candidates' deviations; it overstated the denominator's
+    upward error at a near-tie, and its one-sided lower bounds — the ones
+    :func:`certify_ratio` uses — covered 65% of the time at 90% (n = 2,000, two runners-up
+    one standard error of their gap below the top).
+    ``benchmarks/bench_group_ratio_validity.py`` measures the one- and two-sided coverage
+    with one most selected cell and with two tied ones, and the earlier version as a
+    control.
 
 Certification and flags
     ``certify_ratio(threshold=0.8)`` certifies :math:`r(G) \ge 0.8` for every group whose
@@ -103,6 +113,9 @@ of the parameter space. Econometrica 68(2), 399–405.
 
 Andrews, D. W. K. and Soares, G. (2010). Inference for parameters defined by moment
 inequalities using generalized moment selection. Econometrica 78(1), 119–157.
+
+Hirano, K. and Porter, J. R. (2012). Impossibility results for nondifferentiable
+functionals. Econometrica 80(4), 1769–1790.
 """
 
 from __future__ import annotations
@@ -303,14 +316,25 @@ class RatioSetup:
                    scales, tuple(reasons.tolist()), tuple(den_group.tolist()), near)
 
 
+def near_maximum_kappa(n):
+    r""":math:`\kappa_n = \sqrt{2 \log\log n}` (at least 1), the threshold of the
+    near-maximal candidates in standard errors of their gap to the maximum (generalised
+    moment selection, Andrews & Soares 2010): it grows without bound, so a group tied with
+    the maximum is kept with probability tending to one (:math:`P(|Z| \le \kappa_n)`: 96%
+    at :math:`n = 2{,}000`, 97% at :math:`n = 50{,}000`), and slowly, so that runners-up
+    clearly below the top stop widening the bounds. The BIC-type :math:`\sqrt{\log n}` keeps a
+    tied group more often but over-covers more near a tie
+    (``benchmarks/bench_group_ratio_validity.py --controls``)."""
+    return float(max(np.sqrt(2.0 * np.log(max(np.log(n), 1.0))), 1.0))
+
+
 def _near_maximum(summary, groups, candidates, families, mu, den, n_g):
     r"""Candidates within :math:`\kappa_n` standard errors of their gap to their family's
     maximum, :math:`\hat d - \hat\mu_H \le \kappa_n \sqrt{\mathrm{se}_H^2 +
     \mathrm{se}_{\hat H}^2}` with :math:`\hat H` the observed most selected group and
-    :math:`\kappa_n = \sqrt{2 \log\log n}` (generalised moment selection, Andrews &
+    :math:`\kappa_n` from :func:`near_maximum_kappa` (generalised moment selection, Andrews &
     Soares 2010): the groups that may be the most selected one, given the noise. The gap's
-    standard error counts the noise of both rates: a group truly tied with the maximum
-    stays in the set with probability about :math:`P(|Z| \le \kappa_n)`."""
+    standard error counts the noise of both rates."""
     cells = summary.stats.moments.sum(axis=2)
     q_g = groups.group_sums(cells[2])
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -323,7 +347,7 @@ def _near_maximum(summary, groups, candidates, families, mu, den, n_g):
         if pool.any():
             top = np.flatnonzero(pool)[np.argmax(mu[pool])]
             se_top[families == f] = se[top]
-    kappa = np.sqrt(2.0 * np.log(max(np.log(summary.n), 1.0)))
+    kappa = near_maximum_kappa(summary.n)
     return candidates & (mu >= den - kappa * np.sqrt(se**2 + se_top**2))
 
 
@@ -331,83 +355,84 @@ def _near_maximum(summary, groups, candidates, families, mu, den, n_g):
 class RatioProcess:
     """The bootstrap process of the ratios (a picklable statistic of replicates).
 
-    ``__call__`` returns ``(size, 2)``: :math:`\\sup_G T_b(G)` and :math:`\\sup_G -T_b(G)`
-    over the covered groups; :meth:`replicate_ratios` the replicate ratios
-    :math:`\\hat r(G) + s_G T_b(G)` (the expansion of the module docstring).
+    ``__call__`` returns ``(size, 2)``: the suprema :math:`\\sup T_b` and
+    :math:`\\sup -T_b` (the lower and the upper bounds' sides, module docstring);
+    :meth:`replicate_ratios` the replicate ratios for the bootstrap standard errors of
+    :func:`flag_ratios`.
     """
 
     groups: object
     setup: RatioSetup
     n: int
 
-    def replicate_ratios(self, sums: ReplicateSums) -> np.ndarray:
+    def replicate_means(self, sums: ReplicateSums) -> np.ndarray:
+        """The stabilised replicate means :math:`m_b(G)` (0 for an empty group)."""
         s = self.setup
         n_b = self.groups.group_sums(sums.counts)
         s_b = self.groups.group_sums(sums.sums)
+        mu = np.where(s.n_g > 0, s.mu, 0.0)
+        return mu + (s_b - mu * n_b) / np.where(s.n_g > 0, s.n_g, 1.0)
+
+    def replicate_ratios(self, sums: ReplicateSums) -> np.ndarray:
+        r"""Replicate ratios :math:`\hat r(G) + ((m_b(G) - \hat\mu_G) - \hat r(G)(d_b -
+        \hat d)) / \hat d`: the linearised error of :math:`\hat\mu_G / \hat d` with the
+        overall rate or the reference group's rate recomputed in the replicate, and for
+        ``"max"`` the observed most selected group as the reference (as the delta method
+        of :func:`delta_ratio_se` does)."""
+        s = self.setup
+        m_b = self.replicate_means(sums)
+        mu = np.where(s.n_g > 0, s.mu, 0.0)
         with np.errstate(invalid="ignore", divide="ignore"):
-            mu = np.where(s.n_g > 0, s.mu, 0.0)
-            m_b = mu + (s_b - mu * n_b) / np.where(s.n_g > 0, s.n_g, 1.0)
             if s.kind == "overall":
                 d_b = np.broadcast_to(sums.sums.sum(axis=1)[:, None] / self.n, m_b.shape)
             elif s.kind == "reference":
                 d_b = np.broadcast_to(m_b[:, [max(s.reference, 0)]], m_b.shape)
             else:
-                d_b = self._replicate_maxima(m_b, mu)
-            # the exact expansion of the estimator's error, mu_hat/d_hat - mu/d =
-            # ((mu_hat - mu) - r (d_hat - d)) / d_hat, with the replicate in the role of the
-            # estimate: dividing by the replicate d_b instead would shrink the numerator's
-            # deviations whenever moment selection inflates d_b
+                top = [self.groups.index(name) if name else 0
+                       for name in s.denominator_groups]
+                d_b = m_b[:, top]
             return s.ratios + ((m_b - mu) - s.ratios * (d_b - s.denominators)) / s.denominators
 
-    def _replicate_maxima(self, m_b, mu):
-        r"""The denominator of every group's replicate ratio for ``"max"``.
-
-        :math:`\hat r(G) = \hat\mu_G / \max(\hat\mu_G, \max_{H \ne G} \hat\mu_H)`: the
-        maximum over the *other* candidates is bootstrapped by moment selection (the
-        near-maximal ones recentred at the observed maximum), while G's own term keeps its
-        replicate level :math:`m_b(G)`:
+    def reference_statistics(self, sums: ReplicateSums) -> np.ndarray:
+        r"""``"max"``: the suprema of the fixed-reference ratio processes over the
+        near-maximal candidates,
 
         .. math::
 
-            d_b(G) = \max\Big(\hat d + \max_{H \in \hat A \setminus \{G\}}
-            \big(m_b(H) - \hat\mu_H\big),\; m_b(G)\,[G \text{ a candidate}]\Big).
+            \Big(\max_{H \in \hat A} \sup_G T^H_b(G),\;
+            \max_{H \in \hat A} \sup_G -T^H_b(G)\Big), \qquad
+            T^H_b(G) = \frac{\big(m_b(G) - \hat\mu_G\big)
+            - \hat\rho_H(G)\big(m_b(H) - \hat\mu_H\big)}{\hat\mu_H\, s_G},
 
-        For the observed maximum this is :math:`\hat d + \max_{H \in \hat A}(\cdot)`; for a
-        near-maximal group below it, recentring its own term at :math:`\hat d` would tie
-        its numerator to its denominator and hide the spread of its ratio.
+        :math:`\hat\rho_H(G) = \hat\mu_G / \hat\mu_H`, with :math:`G` over the covered
+        groups of :math:`H`'s family (:math:`T^H_b(H) = 0`). A candidate with a rate of 0 is
+        no reference: its ratios are infinite, and it is the maximum only when every
+        candidate's rate is 0, where no ratio is defined. Returns shape ``(size, 2)``.
         """
         s = self.setup
-        d_b = np.full(m_b.shape, np.nan)
+        m_b = self.replicate_means(sums)
+        out = np.full((sums.size, 2), -np.inf)
         for f in np.unique(s.families):
-            members = s.families == f
-            pool = np.flatnonzero(s.near & members)
-            if not pool.size:
+            members = np.flatnonzero(s.covered & (s.families == f))
+            if not members.size:
                 continue
-            d_hat = s.denominators[np.flatnonzero(members)[0]]
-            shifts = m_b[:, pool] - mu[pool]
-            first = shifts.argmax(axis=1)
-            top = np.take_along_axis(shifts, first[:, None], axis=1)
-            second = np.full_like(top, -np.inf)
-            if pool.size > 1:
-                rest = shifts.copy()
-                np.put_along_axis(rest, first[:, None], -np.inf, axis=1)
-                second = rest.max(axis=1, keepdims=True)
-            index = np.flatnonzero(members)
-            slot = np.full(index.size, -1)  # each member's position in the pool (-1: none)
-            slot[np.searchsorted(index, pool)] = np.arange(pool.size)
-            d_g = d_hat + np.where(first[:, None] == slot, second, top)
-            d_b[:, index] = np.where(s.candidates[index], np.maximum(d_g, m_b[:, index]), d_g)
-        return d_b
+            dev = m_b[:, members] - s.mu[members]
+            for h in np.flatnonzero(s.near & (s.families == f) & (s.mu > 0)):
+                rho = s.mu[members] / s.mu[h]
+                t = (dev - rho * (m_b[:, [h]] - s.mu[h])) / (s.mu[h] * s.scales[members])
+                out[:, 0] = np.maximum(out[:, 0], t.max(axis=1))
+                out[:, 1] = np.maximum(out[:, 1], (-t).max(axis=1))
+        return out
 
     def __call__(self, sums: ReplicateSums) -> np.ndarray:
         s = self.setup
-        out = np.zeros((sums.size, 2))
         if not s.covered.any():
-            return out
-        r_b = self.replicate_ratios(sums)[:, s.covered]
-        t = (r_b - s.ratios[s.covered]) / s.scales[s.covered]
-        out[:, 0], out[:, 1] = t.max(axis=1), (-t).max(axis=1)
-        return out
+            return np.zeros((sums.size, 2))
+        if s.kind == "max":
+            return self.reference_statistics(sums)
+        t = (self.replicate_ratios(sums)[:, s.covered] - s.ratios[s.covered]) \
+            / s.scales[s.covered]
+        return np.column_stack([t.max(axis=1), (-t).max(axis=1)])
 
 
 def _setup_and_process(summary, denominator, min_share, p_star, families,
@@ -635,8 +660,8 @@ class RatioBoundsResult(_GroupRatios):
                 f"of all {int((self.defined & self.active).sum())} defined ratios hold at the "
                 "same time")
         if self._kind == "max":
-            text += (", the choice of the most selected group included (it is re-chosen in "
-                     "every bootstrap replicate)")
+            text += (", the choice of the most selected group included (the bootstrap "
+                     "runs over every group that may be the most selected)")
         text += "."
         if self.threshold is not None:
             text += (f" A group is certified when its ratio is shown ≥ {self.threshold:g}; "
@@ -738,8 +763,10 @@ def _ratio_bounds(summary, *, denominator, alternative, alpha, threshold, min_sh
         critical_value=c, alpha=alpha, alternative=alternative, metric=summary.metric.name,
         n=summary.n, bootstrap_distribution=dist,
         method=(f"multinomial bootstrap over {summary.stats.n_atoms} atoms ({n_resamples} "
-                f"resamples) of the ratio process, denominator {denominator} re-estimated "
-                "in every replicate"),
+                "resamples) of the ratio process, "
+                + (f"{int(setup.near.sum())} near-maximal candidate(s) as references"
+                   if setup.kind == "max" else
+                   f"denominator {denominator} re-estimated in every replicate")),
         groups=summary.groups, threshold=threshold, empty_groups=summary.empty_groups,
         _kind=setup.kind)
 
@@ -994,8 +1021,8 @@ RATIO_METRIC = Parameter(
 DENOMINATOR = Parameter(
     "denominator", "max", RATIO_CONSTRAINTS["denominator"], '{"max", "overall"} or str',
     "The denominator :math:`d(G)`: ``\"max\"`` the highest rate among the candidate groups\n"
-    "(the impact ratio, re-chosen in every bootstrap replicate), ``\"overall\"`` the overall\n"
-    "rate, or the name of a reference group.")
+    "(the impact ratio; the bootstrap runs over every group that may be the most selected),\n"
+    "``\"overall\"`` the overall rate, or the name of a reference group.")
 MIN_SHARE = Parameter(
     "min_share", 0.0, RATIO_CONSTRAINTS["min_share"], "float",
     "``\"max\"``: share of the audit sample a group needs to be a candidate maximum.")
@@ -1054,8 +1081,8 @@ ratio_bounds = register_procedure(_ratio_procedure(
     r"""
     :math:`r(G) = \mu_G / d(G)` with :math:`d` the overall rate (``"overall"``), a reference
     group's rate (its name) or the highest rate among the groups with at least ``min_share``
-    of the audit sample (``"max"``: the impact ratio, the most selected group re-chosen in
-    every bootstrap replicate). With :math:`c = Q_{1-\alpha}(\sup_G |T_b(G)|)`,
+    of the audit sample (``"max"``: the impact ratio, the bootstrap running over every
+    group that may be the most selected). With :math:`c = Q_{1-\alpha}(\sup_G |T_b(G)|)`,
     :math:`r(G) \in [\hat r(G) - c s_G, \hat r(G) + c s_G]` for every group at once.
     """,
     "Simultaneous bounds on the ratios, undefined ratios with their reason.",
@@ -1105,7 +1132,8 @@ flag_ratios = register_procedure(_ratio_procedure(
     ``benchmarks/bench_group_ratio_validity.py`` measures) is the null-centred delta method
     (:func:`delta_ratio_se`), which takes the most selected group as fixed;
     ``"bootstrap"`` is the standard deviation of the replicate ratios, whose denominator is
-    re-estimated (for ``"max"``: re-chosen) in every replicate.
+    re-estimated in every replicate (for ``"max"``: the most selected group's rate, that
+    group taken as fixed, as the delta method does).
     """,
     "P-values, Benjamini–Hochberg adjusted p-values and flags; undefined ratios get p-value "
     "1 and are never flagged.",
