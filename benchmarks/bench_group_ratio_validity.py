@@ -161,30 +161,43 @@ def _draw(scenario, n, r, seed):
     return summary, rates, truth[order], order, int(rng.integers(2**32))
 
 
-def _coverages(sups, setup, true, prefix=""):
-    """Simultaneous coverage of the two-sided and one-sided 90% / 95% bounds from the two
-    bootstrap suprema (lower and upper bounds' sides)."""
+def recentred_bounds(setup, sups, alpha, alternative):
+    """The earlier bounds (control): :math:`\\hat r \\pm c s` with one critical value, the
+    quantile of the lower side's, the upper side's or the larger supremum."""
     from skfair_audit.group._bootstrap import critical_value
 
+    dist = {"lower": sups[:, 0], "upper": sups[:, 1]}.get(alternative, sups.max(axis=1))
+    c = critical_value(dist, alpha)
+    lower = np.maximum(setup.ratios - c * setup.scales, 0.0)
+    upper = setup.ratios + c * setup.scales
+    upper = np.where(setup.candidates, np.minimum(upper, 1.0), upper)
+    if alternative == "lower":
+        upper = np.full_like(upper, np.inf)
+    elif alternative == "upper":
+        lower = np.zeros_like(lower)
+    return c, lower, upper
+
+
+def _coverages(sups, setup, true, prefix="", bounds=None):
+    """Simultaneous coverage of the two-sided and one-sided 90% / 95% bounds computed from
+    the bootstrap suprema (by default
+    :func:`~skfair_audit.group._ratios.bounds_from_suprema`)."""
+    from skfair_audit.group._ratios import bounds_from_suprema
+
+    bounds = bounds or bounds_from_suprema
     out = {}
     defined = setup.covered
-    sides = {"": sups.max(axis=1), "lower_": sups[:, 0], "upper_": sups[:, 1]}
-    for side, dist in sides.items():
+    for side, alternative in (("", "two-sided"), ("lower_", "lower"), ("upper_", "upper")):
         for level in (0.90, 0.95):
-            c = critical_value(dist, 1 - level)
-            lo = np.maximum(setup.ratios - c * setup.scales, 0.0)
-            hi = setup.ratios + c * setup.scales
-            hi = np.where(setup.candidates, np.minimum(hi, 1.0), hi)
-            ok_lo = lo <= true + 1e-12
-            ok_hi = true - 1e-12 <= hi
-            inside = {"": ok_lo & ok_hi, "lower_": ok_lo, "upper_": ok_hi}[side]
+            _, lo, hi = bounds(setup, sups, 1 - level, alternative)
+            inside = (lo <= true + 1e-12) & (true - 1e-12 <= hi)
             out[f"{prefix}{side}cover_{level}"] = bool(np.all(inside[defined]))
     return out
 
 
 def one_audit(scenario, n, r, seed, resamples, p_star=0.01):
     from skfair_audit.group import summary_flag_ratios, summary_ratio_bounds
-    from skfair_audit.group._bootstrap import critical_value, run_bootstrap
+    from skfair_audit.group._bootstrap import run_bootstrap
     from skfair_audit.group._ratios import RatioProcess, RatioSetup
 
     summary, rates, true, order, bootstrap_seed = _draw(scenario, n, r, seed)
@@ -202,22 +215,18 @@ def one_audit(scenario, n, r, seed, resamples, p_star=0.01):
                              resamples, random_state=bootstrap_seed)
         naive = run_bootstrap(summary, NaiveRatios(summary.groups, setup, summary.n),
                               resamples, random_state=bootstrap_seed)
-    # the one-sided suprema are those of the two-sided run
-    assert np.array_equal(sups.max(axis=1), res.bootstrap_distribution)
+    assert np.array_equal(sups, res.bootstrap_distribution)  # the same bootstrap
     defined = res.defined
     if denominator == "max":  # the truth given the candidate set the audit used
         true = rates[order] / rates[order][res.candidates].max()
     out = {"undefined": int((~defined).sum()), "smallest": int(summary.sizes.min()),
            **_coverages(sups, setup, true)}
+    # the price of the p* rule: 90% widths of the small and large cells
+    big = np.isin(order, np.arange(N_BIG))
+    width = res.upper - res.lower
+    out["width_big"] = float(np.median(width[defined & big]))
+    out["width_small"] = float(np.median(width[defined & ~big]))
     for level in (0.90, 0.95):
-        if level == 0.90:  # the price of the p* rule: widths of the small and large cells
-            c = critical_value(res.bootstrap_distribution, 1 - level)
-            lo = np.maximum(res.ratios - c * res.scales, 0.0)
-            hi = res.ratios + c * res.scales
-            hi = np.where(res.candidates, np.minimum(hi, 1.0), hi)
-            big = np.isin(order, np.arange(N_BIG))
-            out["width_big"] = float(np.median((hi - lo)[defined & big]))
-            out["width_small"] = float(np.median((hi - lo)[defined & ~big]))
         tail = (1 - level) / 2
         with np.errstate(invalid="ignore"):
             q_lo = np.nanquantile(naive, tail, axis=0)
@@ -252,7 +261,7 @@ def control_audit(scenario, n, r, seed, resamples, p_star=0.01):
         true = rates[order] / rates[order][setup.candidates].max()
         out.update(_coverages(run_bootstrap(summary, RecentredMaximum(process), resamples,
                                             random_state=bootstrap_seed),
-                              setup, true, "recentred_maximum_"))
+                              setup, true, "recentred_maximum_", recentred_bounds))
         with mock.patch.object(_ratios, "near_maximum_kappa", kappa_bic):
             setup = _ratios.RatioSetup.from_summary(summary, "max", min_share=MIN_SHARE,
                                                     p_star=p_star)

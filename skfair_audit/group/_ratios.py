@@ -62,20 +62,25 @@ The impact ratio: a data-chosen denominator
     near-maximal candidates :math:`\hat A = \{H : \hat d - \hat\mu_H \le \kappa_n
     (\mathrm{se}_H^2 + \mathrm{se}_{\hat H}^2)^{1/2}\}` (generalised moment selection,
     Andrews & Soares 2010; :math:`\kappa_n = \sqrt{2 \log\log n}`,
-    :func:`near_maximum_kappa`). The critical values are therefore the quantiles of the
-    suprema over :math:`\hat A` of the fixed-reference processes,
+    :func:`near_maximum_kappa`). The bootstrap therefore runs the fixed-reference processes
+    of all of them,
 
     .. math::
 
         T^H_b(G) = \frac{\big(m_b(G) - \hat\mu_G\big)
-        - \hat\rho_H(G)\big(m_b(H) - \hat\mu_H\big)}{\hat\mu_H\, s_G}, \qquad
-        c_\pm = Q_{1-\alpha}\Big(\max_{H \in \hat A} \sup_G \pm T^H_b(G)\Big),
+        - \hat\rho_H(G)\big(m_b(H) - \hat\mu_H\big)}{\hat\mu_H\, s_G},
+        \qquad H \in \hat A,
 
-    and :math:`r(G) \in [\hat r(G) - c\, s_G, \hat r(G) + c\, s_G]` for every group at
-    once. When one candidate is clearly the most selected, :math:`\hat A` is that candidate
-    and this is the classical bootstrap of a ratio to a fixed reference. At an exact tie the
-    upper bounds are exact (the supremum over the tied references reproduces the selection
-    of :math:`\hat H`) and the lower bounds conservative; near a tie both are conservative.
+    and (:func:`bounds_from_suprema`) the lower bound of :math:`G` is
+    :math:`\min_{H \in \hat A} (\hat\rho_H(G) - c_H s_G)` with :math:`c_H` the quantile of
+    :math:`\sup_G T^H_b(G)` — the one that holds if :math:`H` is the most selected group,
+    whichever it is — and the upper bound :math:`\hat r(G) + c_+ s_G` with :math:`c_+` the
+    quantile of :math:`\max_{H \in \hat A} \sup_G -T^H_b(G)`, which covers whichever group
+    the data chose; two-sided, both quantiles are of the larger of the two sides. When one
+    candidate is clearly the most selected, :math:`\hat A` is that candidate and this is the
+    classical bootstrap of a ratio to a fixed reference. At an exact tie the upper bounds
+    are exact (the supremum over the tied references reproduces the selection of
+    :math:`\hat H`) and the lower bounds conservative; near a tie both are conservative.
     Bounds valid at every gap between the top and the runners-up must over-cover at some
     gaps: the law of :math:`\hat r - r` depends on that gap, which the data cannot tell
     apart at the scale of the noise (Hirano & Porter 2012). An earlier version recentred
@@ -241,6 +246,17 @@ class RatioSetup:
     denominator_groups: tuple
     near: np.ndarray = None
 
+    @property
+    def references(self) -> np.ndarray:
+        """The columns of the lower bounds' side of the bootstrap: for ``"max"`` the
+        near-maximal candidates with a positive rate (family by family, in collection
+        order), each a possible most selected group; otherwise one column, ``[-1]`` (the
+        denominator itself)."""
+        if self.kind != "max":
+            return np.array([-1])
+        near = np.flatnonzero(self.near & (np.nan_to_num(self.mu) > 0))
+        return near[np.argsort(self.families[near], kind="stable")]
+
     @classmethod
     def from_summary(cls, summary, denominator, *, min_share=0.0, p_star=0.01,
                      families=None, exclude_small=False):
@@ -394,40 +410,40 @@ class RatioProcess:
             return s.ratios + ((m_b - mu) - s.ratios * (d_b - s.denominators)) / s.denominators
 
     def reference_statistics(self, sums: ReplicateSums) -> np.ndarray:
-        r"""``"max"``: the suprema of the fixed-reference ratio processes over the
-        near-maximal candidates,
+        r"""``"max"``: the suprema of the fixed-reference ratio processes,
 
         .. math::
 
-            \Big(\max_{H \in \hat A} \sup_G T^H_b(G),\;
-            \max_{H \in \hat A} \sup_G -T^H_b(G)\Big), \qquad
             T^H_b(G) = \frac{\big(m_b(G) - \hat\mu_G\big)
-            - \hat\rho_H(G)\big(m_b(H) - \hat\mu_H\big)}{\hat\mu_H\, s_G},
+            - \hat\rho_H(G)\big(m_b(H) - \hat\mu_H\big)}{\hat\mu_H\, s_G}, \qquad
+            \hat\rho_H(G) = \hat\mu_G / \hat\mu_H,
 
-        :math:`\hat\rho_H(G) = \hat\mu_G / \hat\mu_H`, with :math:`G` over the covered
-        groups of :math:`H`'s family (:math:`T^H_b(H) = 0`). A candidate with a rate of 0 is
-        no reference: its ratios are infinite, and it is the maximum only when every
-        candidate's rate is 0, where no ratio is defined. Returns shape ``(size, 2)``.
+        with :math:`G` over the covered groups of :math:`H`'s family (:math:`T^H_b(H) = 0`):
+        one column :math:`\sup_G T^H_b(G)` per reference :math:`H` of
+        :attr:`RatioSetup.references` (the lower bounds' side), then
+        :math:`\max_H \sup_G -T^H_b(G)` (the upper bounds' side). A candidate with a rate
+        of 0 is no reference: its ratios are infinite, and it is the maximum only when every
+        candidate's rate is 0, where no ratio is defined.
         """
         s = self.setup
         m_b = self.replicate_means(sums)
-        out = np.full((sums.size, 2), -np.inf)
-        for f in np.unique(s.families):
-            members = np.flatnonzero(s.covered & (s.families == f))
-            if not members.size:
-                continue
-            dev = m_b[:, members] - s.mu[members]
-            for h in np.flatnonzero(s.near & (s.families == f) & (s.mu > 0)):
-                rho = s.mu[members] / s.mu[h]
-                t = (dev - rho * (m_b[:, [h]] - s.mu[h])) / (s.mu[h] * s.scales[members])
-                out[:, 0] = np.maximum(out[:, 0], t.max(axis=1))
-                out[:, 1] = np.maximum(out[:, 1], (-t).max(axis=1))
+        refs = s.references
+        out = np.full((sums.size, refs.size + 1), -np.inf)
+        for k, h in enumerate(refs):
+            members = np.flatnonzero(s.covered & (s.families == s.families[h]))
+            rho = s.mu[members] / s.mu[h]
+            t = ((m_b[:, members] - s.mu[members]) - rho * (m_b[:, [h]] - s.mu[h])) \
+                / (s.mu[h] * s.scales[members])
+            out[:, k] = t.max(axis=1)
+            out[:, -1] = np.maximum(out[:, -1], (-t).max(axis=1))
         return out
 
     def __call__(self, sums: ReplicateSums) -> np.ndarray:
+        """Shape ``(size, len(references) + 1)``: the lower bounds' side, one column per
+        reference, then the upper bounds' side."""
         s = self.setup
         if not s.covered.any():
-            return np.zeros((sums.size, 2))
+            return np.zeros((sums.size, s.references.size + 1))
         if s.kind == "max":
             return self.reference_statistics(sums)
         t = (self.replicate_ratios(sums)[:, s.covered] - s.ratios[s.covered]) \
@@ -548,8 +564,13 @@ class RatioBoundsResult(_GroupRatios):
         Groups eligible as the most selected (``"max"``).
     threshold : float or None
         The ratio threshold of a certification (``certify_ratio``), else None.
-    scales, critical_value, alpha, alternative, metric, n, bootstrap_distribution, method,
-    groups, empty_groups
+    critical_value : float
+        The critical value of the upper bounds (``"lower"``: the largest of the lower
+        bounds'; see :func:`bounds_from_suprema`).
+    bootstrap_distribution : ndarray of shape (n_resamples, n_references + 1)
+        The bootstrap suprema: the lower bounds' side, one column per possible most
+        selected group (one column for a fixed denominator), then the upper bounds' side.
+    scales, alpha, alternative, metric, n, method, groups, empty_groups
         As in :class:`GroupBoundsResult`.
     """
 
@@ -726,18 +747,65 @@ class RatioBoundsResult(_GroupRatios):
         return super()._emphasised(epsilon0)
 
 
-def _bounds_of(setup, dist, alpha, alternative):
-    c = critical_value(dist, alpha)
+def bounds_from_suprema(setup, sups, alpha, alternative):
+    r"""Critical values and bounds from the bootstrap suprema of :class:`RatioProcess`.
+
+    For each reference :math:`H` (column :math:`k`), the critical value of the lower
+    bounds is the quantile of the supremum its family would have if :math:`H` were the most
+    selected group, the other families at their worst reference (and, two-sided, the upper
+    side): :math:`c_k = Q_{1-\alpha}(\max(S_k, \max_{k': f(k') \ne f(k)} S_{k'},
+    S_\mathrm{up}))`. The lower bound of :math:`G` is
+    :math:`\min_k (\hat\rho_{H_k}(G) - c_k s_G)` over its family's references: the truly
+    most selected group is one of them, and for it the pair :math:`(G, H^*)` holds with
+    :math:`c_{k^*}` (each :math:`c_k` is at least the quantile of the supremum at the true
+    references). The upper bound is :math:`\hat r(G) + c_\mathrm{up} s_G` with
+    :math:`c_\mathrm{up} = Q_{1-\alpha}(S_\mathrm{up})` (one-sided) or
+    :math:`\min_f \max_{k \in f} c_k` (two-sided, at least :math:`c_{k^*}` in every
+    family). For a fixed denominator there is one reference and this is
+    :math:`c = Q_{1-\alpha}(\sup_G |T_b(G)|)`, :math:`\hat r(G) \pm c s_G`.
+
+    Returns
+    -------
+    critical_value : float
+        The upper bounds' :math:`c_\mathrm{up}` (``"lower"``: the largest :math:`c_k`).
+    lower, upper : ndarray
+    """
+    sups = np.asarray(sups, dtype=float)
     cov = setup.covered
-    width = c * setup.scales
-    lower = np.where(cov, np.maximum(setup.ratios - width, 0.0), np.nan)
-    upper = np.where(cov, setup.ratios + width, np.nan)
-    upper = np.where(cov & setup.candidates, np.minimum(upper, 1.0), upper)
-    if alternative == "lower":
-        upper = np.where(cov, np.inf, np.nan)
-    elif alternative == "upper":
-        lower = np.where(cov, 0.0, np.nan)
-    return c, lower, upper
+    refs = setup.references
+    fams = setup.families[refs] if setup.kind == "max" else np.zeros(1, np.intp)
+    side_up = sups[:, -1]
+    lower = np.where(cov, 0.0, np.nan)
+    upper = np.where(cov, np.inf, np.nan)
+    if not refs.size or not cov.any():  # no ratio is defined
+        return 0.0, np.full(cov.shape, np.nan), np.full(cov.shape, np.nan)
+    c_ref = np.full(refs.size, np.nan)
+    if alternative != "upper":
+        for k in range(refs.size):
+            stat = sups[:, k]
+            others = sups[:, :refs.size][:, fams != fams[k]]
+            if others.shape[1]:
+                stat = np.maximum(stat, others.max(axis=1))
+            if alternative == "two-sided":
+                stat = np.maximum(stat, side_up)
+            c_ref[k] = critical_value(stat, alpha)
+        low = np.full(cov.shape, np.inf)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for k, h in enumerate(refs):
+                members = (setup.families == fams[k]) if h >= 0 else np.ones_like(cov)
+                centre = setup.mu / setup.mu[h] if h >= 0 else setup.ratios
+                low = np.where(members, np.minimum(low, centre - c_ref[k] * setup.scales), low)
+        lower = np.where(cov, np.maximum(low, 0.0), np.nan)
+    if alternative == "upper":
+        c_up = critical_value(side_up, alpha)
+    elif alternative == "two-sided":
+        c_up = min(c_ref[fams == f].max() for f in np.unique(fams))
+    else:
+        c_up = float(np.max(c_ref))
+    if alternative != "lower":
+        upper = np.where(cov, setup.ratios + c_up * setup.scales, np.nan)
+        upper = np.where(cov & setup.candidates, np.minimum(upper, 1.0), upper)
+    return float(c_up), lower, upper
 
 
 def _ratio_bounds(summary, *, denominator, alternative, alpha, threshold, min_share, p_star,
@@ -750,8 +818,7 @@ def _ratio_bounds(summary, *, denominator, alternative, alpha, threshold, min_sh
     sups = run_bootstrap(summary, process, n_resamples, batch_size=batch_size,
                          memory_limit=memory_limit,
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose)
-    dist = {"lower": sups[:, 0], "upper": sups[:, 1]}.get(alternative, sups.max(axis=1))
-    c, lower, upper = _bounds_of(setup, dist, alpha, alternative)
+    c, lower, upper = bounds_from_suprema(setup, sups, alpha, alternative)
     if not setup.covered.any():
         warnings.warn("no ratio of this audit is defined (see the reasons in the table).",
                       UserWarning, stacklevel=user_stacklevel())
@@ -761,10 +828,10 @@ def _ratio_bounds(summary, *, denominator, alternative, alpha, threshold, min_sh
         denominator_groups=setup.denominator_groups, denominator=denominator,
         reasons=setup.reasons, candidates=setup.candidates, scales=setup.scales,
         critical_value=c, alpha=alpha, alternative=alternative, metric=summary.metric.name,
-        n=summary.n, bootstrap_distribution=dist,
+        n=summary.n, bootstrap_distribution=sups,
         method=(f"multinomial bootstrap over {summary.stats.n_atoms} atoms ({n_resamples} "
                 "resamples) of the ratio process, "
-                + (f"{int(setup.near.sum())} near-maximal candidate(s) as references"
+                + (f"{setup.references.size} near-maximal candidate(s) as references"
                    if setup.kind == "max" else
                    f"denominator {denominator} re-estimated in every replicate")),
         groups=summary.groups, threshold=threshold, empty_groups=summary.empty_groups,

@@ -21,7 +21,12 @@ from skfair_audit.group import (
     ratio_bounds,
     summary_ratio_bounds,
 )
-from skfair_audit.group._ratios import REASONS, RatioProcess, RatioSetup
+from skfair_audit.group._ratios import (
+    REASONS,
+    RatioProcess,
+    RatioSetup,
+    bounds_from_suprema,
+)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -175,18 +180,62 @@ def test_suprema_run_over_every_near_maximal_reference():
     mu, s = setup.mu, setup.scales
     # written out replicate by replicate: the linearised error of mu_G / mu_H for every
     # group G and every near-maximal reference H, each H taken as fixed
-    expected = np.full((m_b.shape[0], 2), -np.inf)
+    # columns: sup_G T^a, sup_G T^b (lower side, one per reference), max_H sup_G -T^H
+    expected = np.full((m_b.shape[0], 3), -np.inf)
     for b in range(m_b.shape[0]):
         for h in (0, 1):
             for g in range(4):
                 rho = mu[g] / mu[h]
                 t = ((m_b[b, g] - mu[g]) - rho * (m_b[b, h] - mu[h])) / (mu[h] * s[g])
-                expected[b] = np.maximum(expected[b], [t, -t])
-    np.testing.assert_allclose(process(sums), expected, rtol=1e-12)
+                expected[b, h] = max(expected[b, h], t)
+                expected[b, 2] = max(expected[b, 2], -t)
+    sups = process(sums)
+    np.testing.assert_allclose(sups, expected, rtol=1e-12)
+    # the bounds, written out: per-reference critical values for the lower bounds
+    for alternative in ("two-sided", "lower", "upper"):
+        c, lower, upper = bounds_from_suprema(setup, sups, 0.1, alternative)
+        c_ref = []
+        for h in (0, 1):
+            stat = sups[:, h] if alternative == "lower" else np.maximum(sups[:, h], sups[:, 2])
+            c_ref.append(np.sort(stat)[int(np.ceil(0.9 * (stat.size - 1)))])
+        c_up = max(c_ref) if alternative != "upper" else \
+            np.sort(sups[:, 2])[int(np.ceil(0.9 * (sups.shape[0] - 1)))]
+        assert c == pytest.approx(c_up, rel=1e-12)
+        for g in range(4):
+            low = min(mu[g] / mu[h] - c_ref[h] * s[g] for h in (0, 1))
+            high = min(mu[g] / mu[0] + c_up * s[g], 1.0)
+            assert lower[g] == pytest.approx(0.0 if alternative == "upper" else max(low, 0.0))
+            assert upper[g] == pytest.approx(np.inf if alternative == "lower" else high)
     # replicate ratios (bootstrap standard errors) take the observed top as the reference
     r_hat = mu / mu[0]
     ratios = r_hat + ((m_b - mu) - r_hat * (m_b[:, [0]] - mu[0])) / mu[0]
     np.testing.assert_allclose(process.replicate_ratios(sums), ratios, rtol=1e-12)
+
+
+def test_families_take_the_other_families_at_their_worst_reference():
+    # two families (a, b: tied tops) and (c, d): the lower bounds of family 0 use the
+    # quantile of max(own reference's column, family 1's columns, the upper side)
+    g = np.repeat(["a", "b", "c", "d"], 1500)
+    y_pred = np.concatenate([np.arange(1500) < k for k in (750, 748, 600, 420)]).astype(int)
+    summary = AuditSummary.from_rows(y_pred, y_pred, {"g": g}, metric="selection_rate")
+    res = summary_ratio_bounds(summary, families=[0, 0, 1, 1], n_resamples=400,
+                               random_state=0, alpha=0.1)
+    setup = RatioSetup.from_summary(summary, "max", families=[0, 0, 1, 1])
+    refs = setup.references.tolist()
+    assert refs[:2] == [0, 1] and set(refs) <= {0, 1, 2, 3}
+    sups = res.bootstrap_distribution
+    assert sups.shape == (400, len(refs) + 1)
+    fams = [0, 0, 1, 1]
+    c_ref = []
+    for k, h in enumerate(refs):
+        other = [j for j, r in enumerate(refs) if fams[r] != fams[h]]
+        stat = np.max(sups[:, [k, *other, -1]], axis=1)
+        c_ref.append(np.quantile(stat, 0.9, method="higher"))
+    mu, s = setup.mu, setup.scales
+    for gi in range(4):
+        low = min(mu[gi] / mu[h] - c_ref[k] * s[gi] for k, h in enumerate(refs)
+                  if fams[h] == fams[gi])
+        assert res.lower[gi] == pytest.approx(max(low, 0.0), rel=1e-12)
 
 
 def test_lower_bounds_keep_their_level_near_a_tie():
