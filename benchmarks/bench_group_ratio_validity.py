@@ -14,13 +14,18 @@ impact ratio is taken over the candidates each audit used). Selection rates (the
 the base rate 0.5 for the most selected cell(s); the others at 0.5 x (0.72, 0.76, 0.80,
 0.84, 0.88) in turn, so the true impact ratios sit near 0.8, on both sides of it (the
 ratios to the overall rate are about 1.25 times larger, all above 0.8: there every group is
-null, and the FDR is the probability of any flag). Three scenarios:
+null, and the FDR is the probability of any flag). Four scenarios:
 
 * ``overall``: ratio to the overall rate (re-estimated in every replicate);
-* ``max``: the impact ratio (most selected candidate re-chosen in every replicate), one
-  clear top cell;
+* ``max``: the impact ratio, one most selected cell; its two runners-up (ratio 0.88) are
+  1.0, 2.3 and 5.0 standard errors of their gap below it at n = 2,000, 10,000 and 50,000:
+  a near-tie at the smaller sizes;
 * ``max-tie``: the impact ratio with two top cells at exactly the same rate (the
-  non-regular case of a bootstrapped maximum).
+  non-regular case of a bootstrapped maximum);
+* ``max-clear``: the impact ratio with a most selected cell that the data identify at
+  every size: base rate 0.9, the other candidates at 0.9 x (0.72, 0.76, 0.80) in turn (the
+  runners-up 3.9 standard errors of their gap below the top at n = 2,000), the small cells
+  as in the other scenarios.
 
 For every (scenario, n) the script draws ``reps`` audit trails and, on each, runs
 :func:`skfair_audit.group.summary_ratio_bounds` (two-sided, ``B = resamples``; the 90% and
@@ -59,13 +64,15 @@ import numpy as np
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 OUT = RESULTS / "group_ratio_validity.json"
-SCENARIOS = ("overall", "max", "max-tie")
+SCENARIOS = ("overall", "max", "max-tie", "max-clear")  # appended: the seeds stay
 LEVELS = (5, 4, 3)
 N_CELLS = 60
 N_BIG = 10
 BIG_SHARE = 0.70
 BASE = 0.5
 FACTORS = (0.72, 0.76, 0.80, 0.84, 0.88)
+CLEAR_BASE = 0.9
+CLEAR_FACTORS = (0.72, 0.76, 0.80)
 MIN_SHARE = 0.015
 Q = 0.1
 THRESHOLD = 0.8
@@ -75,10 +82,14 @@ def population(scenario):
     """Shares and selection rates of the 60 cells, and the true ratio of every cell."""
     shares = np.r_[np.full(N_BIG, BIG_SHARE / N_BIG),
                    np.full(N_CELLS - N_BIG, (1 - BIG_SHARE) / (N_CELLS - N_BIG))]
-    rates = BASE * np.array([FACTORS[k % len(FACTORS)] for k in range(N_CELLS)])
-    rates[0] = BASE
+    base = CLEAR_BASE if scenario == "max-clear" else BASE
+    rates = base * np.array([FACTORS[k % len(FACTORS)] for k in range(N_CELLS)])
+    if scenario == "max-clear":
+        rates[1:N_BIG] = base * np.array([CLEAR_FACTORS[k % len(CLEAR_FACTORS)]
+                                          for k in range(N_BIG - 1)])
+    rates[0] = base
     if scenario == "max-tie":
-        rates[1] = BASE
+        rates[1] = base
     if scenario == "overall":
         truth = rates / float(shares @ rates)
     else:
@@ -345,6 +356,7 @@ def main(argv=None):
             argv if argv is not None else __import__("sys").argv[1:]),
         "design": {"cells": N_CELLS, "candidates": N_BIG, "min_share": MIN_SHARE,
                    "base_rate": BASE, "factors": list(FACTORS), "threshold": THRESHOLD,
+                   "clear_base_rate": CLEAR_BASE, "clear_factors": list(CLEAR_FACTORS),
                    "q": Q, "small_cell_share": (1 - BIG_SHARE) / (N_CELLS - N_BIG),
                    "big_cell_share": BIG_SHARE / N_BIG},
         "seed": args.seed, "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},

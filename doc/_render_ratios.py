@@ -82,6 +82,9 @@ READS = {
         'design.big_cell_share': 'float',
         'design.candidates': 'int',
         'design.cells': 'int',
+        'design.clear_base_rate': 'float',
+        'design.clear_factors': 'list',
+        'design.clear_factors[]': 'float',
         'design.factors': 'list',
         'design.factors[]': 'float',
         'design.q': 'float',
@@ -145,6 +148,7 @@ SCENARIO_WORDS = {
     "overall": "ratio to the overall rate",
     "max": "impact ratio, one most selected cell",
     "max-tie": "impact ratio, two cells tied as the most selected",
+    "max-clear": "impact ratio, one clearly most selected cell",
 }
 
 
@@ -167,11 +171,11 @@ def _number(x, digits=4):
     return str(x)
 
 
-def _gap_in_se(design, n):
-    """Gap between the most selected cell and the runners-up (factor max(factors)), in
-    standard errors of the gap, at n rows."""
-    top = design["base_rate"]
-    runner = top * max(design["factors"])
+def _gap_in_se(design, n, clear=False):
+    """Gap between the most selected cell and the runners-up (the largest factor of the
+    candidates), in standard errors of the gap, at n rows."""
+    top = design["clear_base_rate" if clear else "base_rate"]
+    runner = top * max(design["clear_factors" if clear else "factors"])
     rows = design["big_cell_share"] * n
     return (top - runner) / math.sqrt((top * (1 - top) + runner * (1 - runner)) / rows)
 
@@ -207,7 +211,11 @@ def validity():
         f"{data['load_average_before'][0]:.1f} at the start. With one most selected cell, "
         f"the two runners-up (ratio {max(design['factors']):g}) are {gaps} standard errors "
         f"of their gap below it at n = {', '.join(f'{n:,}' for n in sizes)}: a near-tie at "
-        "the smaller sizes. Simultaneous coverage: every defined ratio inside its bounds in "
+        "the smaller sizes. With one clearly most selected cell (base rate "
+        f"{design['clear_base_rate']:g}, the other candidates at ratios "
+        f"{', '.join(f'{f:g}' for f in design['clear_factors'])}), the runners-up are "
+        f"{', '.join(f'{_gap_in_se(design, n, clear=True):.1f}' for n in sizes)} standard "
+        "errors below it. Simultaneous coverage: every defined ratio inside its bounds in "
         "the same audit (± its Monte Carlo standard error; (+) above and (−) below nominal "
         "by more than 2 standard errors), for the two-sided bounds and for the one-sided "
         "lower bounds (the side :func:`~skfair_audit.group.certify_ratio` uses) and upper "
@@ -257,7 +265,9 @@ def validity():
     fdr_ok = [c for c in cells if c["fdr"] <= design["q"] + 2 * c["fdr_se"]]
     out.append(
         "\nBelow nominal by more than 2 Monte Carlo standard errors: "
-        + (f"{'; '.join(below)}. " if below else f"none of the {n_cov} coverages. ")
+        + (f"{'; '.join(below)} ({len(below)} of the {n_cov} coverages; exact ones would "
+           f"fall this far below about {n_cov * 0.0228:.1f} times by chance alone). "
+           if below else f"none of the {n_cov} coverages. ")
         + f"Within nominal ± 2 standard errors on both sides and at both levels: "
         f"{'; '.join(exact) if exact else 'no cell'}. "
         + (f"Above nominal (conservative, marked (+)): {n_above} of the {n_cov} coverages, in "
