@@ -216,8 +216,10 @@ class RatioSetup:
     Attributes
     ----------
     kind : {"overall", "reference", "max"}
-    reference : int
-        Position of the reference group (``-1`` otherwise).
+    denominator_index : ndarray of int, shape (n_groups,)
+        Position of the group whose rate is each group's denominator (the reference group,
+        or the most selected candidate of the group's family; ``-1`` for ``"overall"`` and
+        where there is none).
     families : ndarray of int, shape (n_groups,)
         Family of every group: the maximum of ``"max"`` is taken within each family.
     candidates : ndarray of bool
@@ -233,7 +235,7 @@ class RatioSetup:
     """
 
     kind: str
-    reference: int
+    denominator_index: np.ndarray
     families: np.ndarray
     candidates: np.ndarray
     covered: np.ndarray
@@ -280,7 +282,7 @@ class RatioSetup:
         if exclude_small:
             reasons[(n_g > 0) & (n_g < min_share * n)] = REASONS["small"]
         candidates = np.zeros(k, bool)
-        reference = -1
+        den_index = np.full(k, -1, dtype=np.intp)
         den = np.full(k, np.nan)
         den_group = np.array([""] * k, dtype=object)
         if denominator == "overall":
@@ -300,6 +302,7 @@ class RatioSetup:
                 j = np.flatnonzero(pool)[np.argmax(mu[pool])]
                 den[members] = mu[j]
                 den_group[members] = groups.names[j]
+                den_index[members] = j
         else:
             kind = "reference"
             try:
@@ -313,6 +316,7 @@ class RatioSetup:
             else:
                 den[:] = mu[reference]
                 den_group[:] = denominator
+                den_index[:] = reference
         near = np.zeros(k, bool)
         if kind == "max":
             near = _near_maximum(summary, groups, candidates, families, mu, den, n_g)
@@ -328,7 +332,7 @@ class RatioSetup:
             ratios = np.where(covered, mu / den, np.nan)
             scales = np.where(covered, group_scale / (den * (n_g / n) ** 2 * np.sqrt(n)),
                               np.nan)
-        return cls(kind, reference, families, candidates, covered, n_g, mu, den, ratios,
+        return cls(kind, den_index, families, candidates, covered, n_g, mu, den, ratios,
                    scales, tuple(reasons.tolist()), tuple(den_group.tolist()), near)
 
 
@@ -371,10 +375,10 @@ def _near_maximum(summary, groups, candidates, families, mu, den, n_g):
 class RatioProcess:
     """The bootstrap process of the ratios (a picklable statistic of replicates).
 
-    ``__call__`` returns ``(size, 2)``: the suprema :math:`\\sup T_b` and
-    :math:`\\sup -T_b` (the lower and the upper bounds' sides, module docstring);
-    :meth:`replicate_ratios` the replicate ratios for the bootstrap standard errors of
-    :func:`flag_ratios`.
+    ``__call__`` returns the bootstrap suprema, ``(size, len(setup.references) + 1)``: the
+    lower bounds' side, one column per reference, then the upper bounds' side (module
+    docstring); :meth:`replicate_ratios` the replicate ratios for the bootstrap standard
+    errors of :func:`flag_ratios`.
     """
 
     groups: object
@@ -401,12 +405,8 @@ class RatioProcess:
         with np.errstate(invalid="ignore", divide="ignore"):
             if s.kind == "overall":
                 d_b = np.broadcast_to(sums.sums.sum(axis=1)[:, None] / self.n, m_b.shape)
-            elif s.kind == "reference":
-                d_b = np.broadcast_to(m_b[:, [max(s.reference, 0)]], m_b.shape)
             else:
-                top = [self.groups.index(name) if name else 0
-                       for name in s.denominator_groups]
-                d_b = m_b[:, top]
+                d_b = m_b[:, np.maximum(s.denominator_index, 0)]
             return s.ratios + ((m_b - mu) - s.ratios * (d_b - s.denominators)) / s.denominators
 
     def reference_statistics(self, sums: ReplicateSums) -> np.ndarray:
@@ -773,12 +773,12 @@ def bounds_from_suprema(setup, sups, alpha, alternative):
     sups = np.asarray(sups, dtype=float)
     cov = setup.covered
     refs = setup.references
+    if not refs.size or not cov.any():  # no ratio is defined
+        return 0.0, np.full(cov.shape, np.nan), np.full(cov.shape, np.nan)
     fams = setup.families[refs] if setup.kind == "max" else np.zeros(1, np.intp)
     side_up = sups[:, -1]
     lower = np.where(cov, 0.0, np.nan)
     upper = np.where(cov, np.inf, np.nan)
-    if not refs.size or not cov.any():  # no ratio is defined
-        return 0.0, np.full(cov.shape, np.nan), np.full(cov.shape, np.nan)
     c_ref = np.full(refs.size, np.nan)
     if alternative != "upper":
         for k in range(refs.size):
