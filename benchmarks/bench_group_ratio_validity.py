@@ -22,10 +22,19 @@ null, and the FDR is the probability of any flag). Four scenarios:
   a near-tie at the smaller sizes;
 * ``max-tie``: the impact ratio with two top cells at exactly the same rate (the
   non-regular case of a bootstrapped maximum);
-* ``max-clear``: the impact ratio with a most selected cell that the data identify at
-  every size: base rate 0.9, the other candidates at 0.9 x (0.72, 0.76, 0.80) in turn (the
-  runners-up 3.9 standard errors of their gap below the top at n = 2,000), the small cells
-  as in the other scenarios.
+* ``max-clear``: the impact ratio with a most selected cell well ahead: base rate 0.9,
+  the other candidates at 0.9 x (0.72, 0.76, 0.80) in turn (the runners-up 3.9 standard
+  errors of their gap below the top at n = 2,000: about 2 beyond the near-maximal threshold
+  :math:`\\kappa_n`, so a runner-up is sometimes among the near-maximal candidates), the
+  small cells as in the other scenarios;
+* ``max-separated``: the impact ratio with a most selected cell that no runner-up comes
+  near at any size: five candidate cells of 14% each (280 rows at n = 2,000), base rate 0.9,
+  the others at 0.9 x (0.72, 0.76, 0.80, 0.72) (the nearest runner-up 5.6 standard errors of
+  its gap below the top at n = 2,000), and 55 small cells sharing the other 30% (0.55% each)
+  at the ratios of the other scenarios.
+
+Every cell also records how often the audit had a single near-maximal candidate and the
+two-sided 90% coverage in those audits and in the others.
 
 For every (scenario, n) the script draws ``reps`` audit trails and, on each, runs
 :func:`skfair_audit.group.summary_ratio_bounds` (two-sided, ``B = resamples``; the 90% and
@@ -42,9 +51,11 @@ groups with true ratio >= 0.8; FDR = mean false discovery proportion.
 
 Controls (``--controls``, the two ``max`` scenarios, ``controls`` in the results file):
 the same audits with the earlier impact-ratio bootstrap (the near-maximal candidates'
-deviations recentred at the observed maximum, ``recentred_maximum``), and with the
+deviations recentred at the observed maximum, ``recentred_maximum``), with the
 BIC-type near-maximal threshold :math:`\\kappa_n = \\sqrt{\\log n}` instead of
-:math:`\\sqrt{2\\log\\log n}` (``kappa_bic``).
+:math:`\\sqrt{2\\log\\log n}` (``kappa_bic``), and with the observed most selected cell
+taken as a fixed reference, its choice ignored (``observed_top``; also split by the number of
+near-maximal candidates).
 
 Writes ``benchmarks/results/group_ratio_validity.json``. Seeds:
 ``SeedSequence([seed, scenario, n, r])``.
@@ -64,10 +75,12 @@ import numpy as np
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 OUT = RESULTS / "group_ratio_validity.json"
-SCENARIOS = ("overall", "max", "max-tie", "max-clear")  # appended: the seeds stay
+SCENARIOS = ("overall", "max", "max-tie", "max-clear", "max-separated")  # appended: the
+# seeds stay
 LEVELS = (5, 4, 3)
 N_CELLS = 60
 N_BIG = 10
+SEPARATED_BIG = 5
 BIG_SHARE = 0.70
 BASE = 0.5
 FACTORS = (0.72, 0.76, 0.80, 0.84, 0.88)
@@ -78,22 +91,29 @@ Q = 0.1
 THRESHOLD = 0.8
 
 
+def candidate_count(scenario):
+    """Number of candidate (large) cells: the first cells of the collection."""
+    return SEPARATED_BIG if scenario == "max-separated" else N_BIG
+
+
 def population(scenario):
     """Shares and selection rates of the 60 cells, and the true ratio of every cell."""
-    shares = np.r_[np.full(N_BIG, BIG_SHARE / N_BIG),
-                   np.full(N_CELLS - N_BIG, (1 - BIG_SHARE) / (N_CELLS - N_BIG))]
-    base = CLEAR_BASE if scenario == "max-clear" else BASE
+    n_big = candidate_count(scenario)
+    shares = np.r_[np.full(n_big, BIG_SHARE / n_big),
+                   np.full(N_CELLS - n_big, (1 - BIG_SHARE) / (N_CELLS - n_big))]
+    clear = scenario in ("max-clear", "max-separated")
+    base = CLEAR_BASE if clear else BASE
     rates = base * np.array([FACTORS[k % len(FACTORS)] for k in range(N_CELLS)])
-    if scenario == "max-clear":
-        rates[1:N_BIG] = base * np.array([CLEAR_FACTORS[k % len(CLEAR_FACTORS)]
-                                          for k in range(N_BIG - 1)])
+    if clear:
+        rates[1:n_big] = base * np.array([CLEAR_FACTORS[k % len(CLEAR_FACTORS)]
+                                          for k in range(n_big - 1)])
     rates[0] = base
     if scenario == "max-tie":
         rates[1] = base
     if scenario == "overall":
         truth = rates / float(shares @ rates)
     else:
-        truth = rates / rates[:N_BIG].max()
+        truth = rates / rates[:n_big].max()
     return shares, rates, truth
 
 
@@ -146,6 +166,20 @@ class RecentredMaximum:
         with np.errstate(invalid="ignore", divide="ignore"):
             r_b = s.ratios + ((m_b - mu) - s.ratios * (d_b - s.denominators)) / s.denominators
         t = (r_b[:, s.covered] - s.ratios[s.covered]) / s.scales[s.covered]
+        return np.column_stack([t.max(axis=1), (-t).max(axis=1)])
+
+
+class ObservedTop:
+    """The observed most selected cell as a fixed reference, its choice ignored (a control):
+    suprema of :math:`\\pm(\\hat\\rho^b_{\\hat H}(G) - \\hat r(G)) / s_G`."""
+
+    def __init__(self, process):
+        self.process = process
+
+    def __call__(self, sums):
+        s = self.process.setup
+        t = (self.process.replicate_ratios(sums)[:, s.covered] - s.ratios[s.covered]) \
+            / s.scales[s.covered]
         return np.column_stack([t.max(axis=1), (-t).max(axis=1)])
 
 
@@ -228,9 +262,10 @@ def one_audit(scenario, n, r, seed, resamples, p_star=0.01):
     if denominator == "max":  # the truth given the candidate set the audit used
         true = rates[order] / rates[order][res.candidates].max()
     out = {"undefined": int((~defined).sum()), "smallest": int(summary.sizes.min()),
+           "references": int(setup.references.size),
            **_coverages(res.bootstrap_distribution, setup, true)}
     # the price of the p* rule: 90% widths of the small and large cells
-    big = np.isin(order, np.arange(N_BIG))
+    big = np.isin(order, np.arange(candidate_count(scenario)))
     width = res.upper - res.lower
     out["width_big"] = float(np.median(width[defined & big]))
     out["width_small"] = float(np.median(width[defined & ~big]))
@@ -270,6 +305,10 @@ def control_audit(scenario, n, r, seed, resamples, p_star=0.01):
         out.update(_coverages(run_bootstrap(summary, RecentredMaximum(process), resamples,
                                             random_state=bootstrap_seed),
                               setup, true, "recentred_maximum_", recentred_bounds))
+        out.update(_coverages(run_bootstrap(summary, ObservedTop(process), resamples,
+                                            random_state=bootstrap_seed),
+                              setup, true, "observed_top_", recentred_bounds))
+        out["references"] = int(setup.references.size)
         with mock.patch.object(_ratios, "near_maximum_kappa", kappa_bic):
             setup = _ratios.RatioSetup.from_summary(summary, "max", min_share=MIN_SHARE,
                                                     p_star=p_star)
@@ -280,6 +319,7 @@ def control_audit(scenario, n, r, seed, resamples, p_star=0.01):
     return out
 
 
+CONTROLS = ("recentred_maximum", "kappa_bic", "observed_top")
 COVERAGE_KEYS = tuple(f"{side}cover_{level}" for side in ("", "lower_", "upper_")
                       for level in (0.9, 0.95))
 
@@ -294,12 +334,24 @@ def _rates_with_se(audits, keys):
     return cell
 
 
+def _by_references(audits, key):
+    """The share of audits with a single near-maximal candidate, and ``key``'s rate in
+    those audits and in the others (``None`` where there is none)."""
+    single = np.array([a["references"] == 1 for a in audits])
+    hits = np.array([a[key] for a in audits], dtype=float)
+    return {"single_reference_share": float(single.mean()),
+            f"{key}_single_reference": float(hits[single].mean()) if single.any() else None,
+            f"{key}_several_references": float(hits[~single].mean()) if (~single).any()
+            else None}
+
+
 def run_control(scenario, n, reps, seed, resamples, p_star):
     start = time.perf_counter()
     audits = [control_audit(scenario, n, r, seed, resamples, p_star) for r in range(reps)]
-    keys = [f"{c}_{k}" for c in ("recentred_maximum", "kappa_bic") for k in COVERAGE_KEYS]
+    keys = [f"{c}_{k}" for c in CONTROLS for k in COVERAGE_KEYS]
     return {"scenario": scenario, "n": n, "reps": reps, "resamples": resamples,
-            "seconds": time.perf_counter() - start, **_rates_with_se(audits, keys)}
+            "seconds": time.perf_counter() - start, **_rates_with_se(audits, keys),
+            **_by_references(audits, "observed_top_cover_0.9")}
 
 
 def run_cell(scenario, n, reps, seed, resamples, p_star):
@@ -316,6 +368,7 @@ def run_cell(scenario, n, reps, seed, resamples, p_star):
     cell["fdr"] = float(fdp.mean())
     cell["fdr_se"] = float(fdp.std(ddof=1) / np.sqrt(reps)) if reps > 1 else 0.0
     cell["power"] = float(np.mean([a["power"] for a in audits]))
+    cell.update(_by_references(audits, "cover_0.9"))
     cell["mean_flags"] = float(np.mean([a["flags"] for a in audits]))
     for key in ("width_big", "width_small"):  # median over audits of the median 90% width
         cell["median_" + key] = float(np.median([a[key] for a in audits]))
@@ -352,6 +405,9 @@ def main(argv=None):
         "command": "python benchmarks/bench_group_ratio_validity.py " + " ".join(
             argv if argv is not None else __import__("sys").argv[1:]),
         "design": {"cells": N_CELLS, "candidates": N_BIG, "min_share": MIN_SHARE,
+                   "separated_candidates": SEPARATED_BIG,
+                   "separated_cell_share": BIG_SHARE / SEPARATED_BIG,
+                   "separated_small_cell_share": (1 - BIG_SHARE) / (N_CELLS - SEPARATED_BIG),
                    "base_rate": BASE, "factors": list(FACTORS), "threshold": THRESHOLD,
                    "clear_base_rate": CLEAR_BASE, "clear_factors": list(CLEAR_FACTORS),
                    "q": Q, "small_cell_share": (1 - BIG_SHARE) / (N_CELLS - N_BIG),
@@ -376,7 +432,7 @@ def main(argv=None):
             f"{name}: {c[name + '_cover_0.9']:.3f}/{c[name + '_cover_0.95']:.3f} lower "
             f"{c[name + '_lower_cover_0.9']:.3f}/{c[name + '_lower_cover_0.95']:.3f} upper "
             f"{c[name + '_upper_cover_0.9']:.3f}/{c[name + '_upper_cover_0.95']:.3f}"
-            for name in ("recentred_maximum", "kappa_bic")))
+            for name in CONTROLS))
 
 
 if __name__ == "__main__":

@@ -80,7 +80,10 @@ The impact ratio: a data-chosen denominator
     candidate is clearly the most selected, :math:`\hat A` is that candidate and this is the
     classical bootstrap of a ratio to a fixed reference. At an exact tie the upper bounds
     are exact (the supremum over the tied references reproduces the selection of
-    :math:`\hat H`) and the lower bounds conservative; near a tie both are conservative.
+    :math:`\hat H`) and the lower bounds conservative; near a tie both are conservative, and
+    so are the two-sided bounds while a runner-up is close enough to be near-maximal now and
+    then (given :math:`\hat A = \{\hat H\}`, the audits where the top's rate came out low
+    or a runner-up's high are mostly left out, so the fixed-reference bounds over-cover).
     Bounds valid at every gap between the top and the runners-up must over-cover at some
     gaps: the law of :math:`\hat r - r` depends on that gap, which the data cannot tell
     apart at the scale of the noise (Hirano & Porter 2012). An earlier version recentred
