@@ -216,6 +216,14 @@ def _coverage(c, key, nominal):
 SIDES = (("", "two-sided"), ("lower_", "lower bounds"), ("upper_", "upper bounds"))
 
 
+def _out_of_band(c):
+    """``(key, above nominal)`` of every coverage of a cell (two-sided and one-sided, 90% and
+    95%) outside nominal ± 2 Monte Carlo standard errors."""
+    keys = [(f"{prefix}cover_{level}", level) for prefix, _ in SIDES for level in (0.9, 0.95)]
+    return [(key, c[key] > level) for key, level in keys
+            if not _within(c[key], c[key + "_se"], level)]
+
+
 def validity():
     data = load("group_ratio_validity.json")
     design = data["design"]
@@ -284,16 +292,9 @@ def validity():
     n_above = 0
     for c in cells:
         where = f"{SCENARIO_WORDS.get(c['scenario'], c['scenario'])} at n = {c['n']:,}"
-        high, low = 0, []
-        for prefix, _ in SIDES:
-            for level in (0.9, 0.95):
-                key = f"{prefix}cover_{level}"
-                if _within(c[key], c[key + "_se"], level):
-                    continue
-                if c[key] > level:
-                    high += 1
-                else:
-                    low.append(f"{where} ({key})")
+        outside = _out_of_band(c)
+        high = sum(above_nominal for _, above_nominal in outside)
+        low = [f"{where} ({key})" for key, above_nominal in outside if not above_nominal]
         n_above += high
         below += low
         above += [where] * bool(high)
@@ -379,13 +380,13 @@ def _selection(cells, controls):
                "bounds: one candidate", "bounds: several",
                "fixed observed top: all audits", "fixed observed top: one candidate",
                "fixed observed top: several"], rows)]
-    text.append("")
+    sentences = []
     ahead = sorted((c for c in cells if c["scenario"] == "max-clear"
                     and (c["scenario"], c["n"]) in control), key=lambda c: c["n"])
     if ahead and ahead[0]["cover_0.9_several_references"] is not None:
         c, k = ahead[0], control[ahead[0]["scenario"], ahead[0]["n"]]
-        text[-1] += (
-            f"\nWith the most selected cell well ahead at n = {c['n']:,}, "
+        sentences.append(
+            f"With the most selected cell well ahead at n = {c['n']:,}, "
             f"{_pct(c['single_reference_share'])} of the audits had a single near-maximal "
             "candidate. In them the bounds are the fixed reference's and cover "
             f"{_pct(c['cover_0.9_single_reference'])} at 90%: the audits left out are mostly "
@@ -399,16 +400,17 @@ def _selection(cells, controls):
     separated = [c for c in cells if c["scenario"] == "max-separated"]
     if separated:
         alone = all(c["single_reference_share"] == 1.0 for c in separated)
-        in_band = all(_within(c[f"{p_}cover_{lv}"], c[f"{p_}cover_{lv}_se"], lv)
-                      for c in separated for p_, _ in SIDES for lv in (0.9, 0.95))
-        text[-1] += (
-            " With the most selected cell far ahead, "
+        in_band = not any(_out_of_band(c) for c in separated)
+        sentences.append(
+            "With the most selected cell far ahead, "
             + ("every audit had a single near-maximal candidate at every size"
                if alone else "some audits had several near-maximal candidates")
             + " and the bounds' coverage is "
             + ("within nominal ± 2 standard errors on both sides and two-sided at every size "
                "and level." if in_band else "outside nominal ± 2 standard errors somewhere "
                "(the first table)."))
+    if sentences:
+        text.append("\n" + " ".join(sentences))
     return "\n".join(text) + "\n"
 
 
